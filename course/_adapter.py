@@ -1,0 +1,168 @@
+"""``FixtureProviderAdapter``: validates and snapshots a fixture, owns its response queue."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Final
+
+from ._abort import AbortSignal
+from ._errors import FixtureProviderError, FixtureProviderErrorCode
+from ._json import JsonValue, Location, freeze, type_name
+from ._model import CourseModelRequest
+from ._source import SourceFeed, is_async_source
+from ._stream import CourseModelStream
+
+__all__ = ["FixtureProviderAdapter"]
+
+Code = FixtureProviderErrorCode
+
+SCHEMA_VERSION: Final = 1
+FIXTURE_KEYS: Final = ("schemaVersion", "responses")
+RESPONSE_KEYS: Final = ("records",)
+# Containers around a record: the fixture root, the response list, the response and
+# its record list.
+RECORD_DEPTH: Final = 4
+
+
+def _closed_object(
+    value: object, keys: tuple[str, ...], where: Location, what: str
+) -> dict[str, object]:
+    if type(value) is not dict:
+        raise where.error(f"Expected {what} to be an object, got `{type_name(value)}`")
+    for key in value:
+        if type(key) is not str:
+            raise where.error(f"Expected `str` keys in {what}, got `{type_name(key)}`")
+        if key not in keys:
+            allowed = ", ".join(f"`{k}`" for k in keys)
+            raise where.error(
+                f"{what.capitalize()} has unknown key `{key}` (allowed: {allowed})", key
+            )
+    for key in keys:
+        if key not in value:
+            raise where.error(f"{what.capitalize()} is missing required key `{key}`")
+    return value
+
+
+class FixtureProviderAdapter:
+    """An offline provider: replays a fixture's responses, one per ``stream()`` call.
+
+    Construction checks the fixture's shape (schema version 1, closed keys, plain
+    JSON by exact type, no cycles, bounded depth) and copies every array record into
+    a read-only snapshot, so later changes to the caller's objects change nothing.
+    Any problem is a ``FixtureProviderError`` with code ``PROVIDER_INVALID_FIXTURE``.
+    Records are parsed only when their response streams.
+    """
+
+    __slots__ = ("_call_count", "_queue")
+
+    def __init__(self, fixture: object) -> None:
+        root = Location(())
+        _closed_object(fixture, FIXTURE_KEYS, root, "the fixture")
+        fields: dict[str, object] = fixture  # type: ignore[assignment]
+        version = fields["schemaVersion"]
+        if type(version) is not int or version != SCHEMA_VERSION:
+            raise root.error(
+                f"Expected `schemaVersion` to be the integer {SCHEMA_VERSION}, got "
+                + (
+                    repr(version)
+                    if type(version) in (int, float, str)
+                    else f"`{type_name(version)}`"
+                ),
+                "schemaVersion",
+            )
+        responses = fields["responses"]
+        if type(responses) is not list:
+            raise root.error(
+                f"Expected `responses` to be a list, got `{type_name(responses)}`",
+                "responses",
+            )
+        queue: deque[tuple[int, tuple[JsonValue, ...] | SourceFeed]] = deque()
+        memo: dict[int, JsonValue] = {}
+        sources: set[int] = set()
+        for index, response in enumerate(responses):
+            where = Location(("responses", index), index)
+            _closed_object(response, RESPONSE_KEYS, where, f"response {index}")
+            records = response["records"]
+            if type(records) is list:
+                copied = []
+                for record_index, record in enumerate(records):
+                    at = Location(
+                        ("responses", index, "records", record_index), index, record_index
+                    )
+                    copied.append(freeze(record, at, RECORD_DEPTH, memo))
+                queue.append((index, tuple(copied)))
+            elif is_async_source(records):
+                if id(records) in sources:
+                    raise where.error(
+                        "This async record source already backs an earlier response; "
+                        "a source can be consumed once",
+                        "records",
+                    )
+                sources.add(id(records))
+                queue.append((index, SourceFeed(records, index)))
+            else:
+                raise where.error(
+                    "Expected `records` to be a list or an async iterable, "
+                    f"got `{type_name(records)}`",
+                    "records",
+                )
+        self._queue = queue
+        self._call_count = 0
+
+    @property
+    def call_count(self) -> int:
+        """How many times ``stream()`` was called, failed calls included."""
+        return self._call_count
+
+    @property
+    def pending(self) -> int:
+        """How many responses are still queued."""
+        return len(self._queue)
+
+    def stream(
+        self, request: CourseModelRequest, signal: AbortSignal | None = None
+    ) -> CourseModelStream:
+        """Take the next response and return its stream.
+
+        Fixture failures, an aborted ``signal`` and an empty queue arrive through the
+        stream; only a programming error (a request without a ``str`` id, a signal
+        that is not an ``AbortSignal``) raises ``TypeError`` here, counting no call.
+        """
+        request_id = getattr(request, "id", None)
+        if not isinstance(request_id, str):
+            raise TypeError(
+                f"stream() needs a request with a str `id`, got {type(request).__qualname__}"
+            )
+        if signal is not None and not isinstance(signal, AbortSignal):
+            raise TypeError(
+                f"stream() needs an AbortSignal or None, got {type(signal).__qualname__}"
+            )
+        self._call_count += 1
+        if signal is not None and signal.aborted:
+            reason = signal.reason
+            why = "" if reason is None else f" (reason: {reason!r})"
+            error = FixtureProviderError(
+                Code.PROVIDER_ABORTED,
+                f"The signal was aborted before the call; the next response stays queued{why}",
+            )
+            return CourseModelStream(request_id=request_id, response_index=None, outcome=error)
+        if not self._queue:
+            error = FixtureProviderError(
+                Code.PROVIDER_EXHAUSTED,
+                f"Call {self._call_count} found no response left in the fixture",
+            )
+            return CourseModelStream(request_id=request_id, response_index=None, outcome=error)
+        index, records = self._queue.popleft()
+        if type(records) is tuple:
+            return CourseModelStream(
+                request_id=request_id, response_index=index, records=records, signal=signal
+            )
+        return CourseModelStream(
+            request_id=request_id,
+            response_index=index,
+            source=records,  # type: ignore[arg-type]
+            signal=signal,
+        )
+
+    def __repr__(self) -> str:
+        return f"<FixtureProviderAdapter call_count={self._call_count} pending={self.pending}>"

@@ -1,0 +1,240 @@
+"""Plain JSON at the trust boundary: the read-only snapshot and its inverse, ``thaw``.
+
+``freeze`` is the only way a value from outside becomes part of the adapter's state.
+It accepts plain JSON by *exact* type (``type(v) is dict``, never ``isinstance``), so
+no method of the input is ever called: not ``__eq__``, ``__hash__``, ``__iter__``,
+``__getattr__``, nor a metaclass ``__instancecheck__``. It copies each distinct
+container once, into a ``MappingProxyType`` or a ``tuple``, preserving sharing as
+``copy.deepcopy`` does, and rejects cycles and nesting past ``MAX_DEPTH``. It is
+iterative, so hostile depth is a coded error rather than a ``RecursionError``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
+from typing import TypeAlias
+
+from ._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
+
+__all__ = ["MAX_DEPTH", "JsonValue", "Location", "PlainJson", "freeze", "thaw", "type_name"]
+
+JsonValue: TypeAlias = (
+    "bool | int | float | str | tuple[JsonValue, ...] | Mapping[str, JsonValue] | None"
+)
+"""A read-only JSON value as the adapter emits it."""
+
+PlainJson: TypeAlias = "bool | int | float | str | list[PlainJson] | dict[str, PlainJson] | None"
+"""A plain, mutable JSON value as ``json.loads`` returns it."""
+
+MAX_DEPTH = 256
+"""How many containers may enclose a value, counting the fixture root as 1."""
+
+# Python refuses to print ints of more than 4,300 digits (sys.int_info); such an int
+# could not be written back as JSON, so it is not plain JSON.
+_INT_LIMIT = 10**4300
+
+_INVALID = FixtureProviderErrorCode.PROVIDER_INVALID_FIXTURE
+
+
+class Location:
+    """Where a value sits in the fixture, for errors."""
+
+    __slots__ = ("parts", "record_index", "response_index")
+
+    def __init__(
+        self,
+        parts: tuple[str | int, ...],
+        response_index: int | None = None,
+        record_index: int | None = None,
+    ) -> None:
+        self.parts = parts
+        self.response_index = response_index
+        self.record_index = record_index
+
+    def error(self, message: str, *extra: str | int) -> FixtureProviderError:
+        return FixtureProviderError(
+            _INVALID,
+            message,
+            response_index=self.response_index,
+            record_index=self.record_index,
+            path=pointer(*self.parts, *extra),
+        )
+
+
+_qualname = type.__dict__["__qualname__"].__get__
+
+
+def type_name(value: object) -> str:
+    """The name of ``value``'s type, read without running any code of the value's."""
+    return str(_qualname(type(value)))
+
+
+def _scalar_problem(value: object) -> str | None:
+    """Why a non-container value is not plain JSON, or ``None`` if it is."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return None
+    if kind is int:
+        if -_INT_LIMIT < value < _INT_LIMIT:  # type: ignore[operator]
+            return None
+        return "Expected an integer of at most 4300 digits, got a longer one"
+    if kind is float:
+        if math.isfinite(value):  # type: ignore[arg-type]
+            return None
+        return f"Expected a finite number, got `{value!r}`"
+    return (
+        f"Expected plain JSON (dict, list, str, int, float, bool, None), got `{type_name(value)}`"
+    )
+
+
+def freeze(
+    value: object,
+    where: Location,
+    depth: int,
+    memo: dict[int, JsonValue],
+) -> JsonValue:
+    """Check ``value`` as plain JSON and return its read-only copy.
+
+    ``depth`` is how many containers already enclose ``value``. ``memo`` maps the
+    ``id`` of each container copied so far to its copy; passing one memo to many
+    calls preserves sharing across them. Raises ``PROVIDER_INVALID_FIXTURE``.
+    """
+    kind = type(value)
+    if kind is not dict and kind is not list:
+        problem = _scalar_problem(value)
+        if problem is not None:
+            raise where.error(problem)
+        return value  # type: ignore[return-value]
+    done = memo.get(id(value))
+    if done is not None:
+        return done
+
+    stack: list[_Frame] = []
+    active: set[int] = set()  # ids of the containers being copied: a cycle's way back
+
+    def path_of(*extra: str | int) -> tuple[str | int, ...]:
+        return (*(frame.key for frame in stack[1:]), *extra)
+
+    def open_frame(container: dict[object, object] | list[object], key: str | int) -> None:
+        if len(stack) + depth >= MAX_DEPTH:
+            raise where.error(
+                f"Nesting is deeper than the limit of {MAX_DEPTH} levels",
+                *(path_of(key) if stack else ()),
+            )
+        active.add(id(container))
+        stack.append(_Frame(container, key))
+
+    open_frame(value, 0)  # type: ignore[arg-type]
+    while True:
+        frame = stack[-1]
+        copy = frame.copy
+        is_dict = type(copy) is dict
+        descended = False
+        for key, item in frame.items:
+            if is_dict and type(key) is not str:
+                raise where.error(f"Expected `str` object keys, got `{type_name(key)}`", *path_of())
+            item_kind = type(item)
+            if item_kind is str or item_kind is bool or item is None:
+                frozen: object = item
+            elif item_kind is dict or item_kind is list:
+                seen = memo.get(id(item))
+                if seen is None:
+                    if id(item) in active:
+                        raise where.error(
+                            "Expected a tree of values, got a cycle "
+                            "(this container contains itself)",
+                            *path_of(key),  # type: ignore[arg-type]
+                        )
+                    open_frame(item, key)  # type: ignore[arg-type]
+                    descended = True
+                    break
+                frozen = seen
+            else:
+                problem = _scalar_problem(item)
+                if problem is not None:
+                    raise where.error(problem, *path_of(key))  # type: ignore[arg-type]
+                frozen = item
+            if is_dict:
+                copy[key] = frozen  # type: ignore[call-overload]
+            else:
+                copy.append(frozen)  # type: ignore[union-attr]
+        if descended:
+            continue
+        stack.pop()
+        active.discard(id(frame.source))
+        result: JsonValue = (
+            MappingProxyType(copy) if is_dict else tuple(copy)  # type: ignore[arg-type]
+        )
+        memo[id(frame.source)] = result
+        if not stack:
+            return result
+        parent = stack[-1].copy
+        if type(parent) is dict:
+            parent[frame.key] = result
+        else:
+            parent.append(result)  # type: ignore[union-attr]
+
+
+class _Frame:
+    """A container being copied; resumed after each child container is finished."""
+
+    __slots__ = ("copy", "items", "key", "source")
+
+    def __init__(self, source: dict[object, object] | list[object], key: str | int) -> None:
+        self.source = source
+        self.key = key  # where the copy goes in its parent
+        self.items: Iterator[tuple[object, object]]
+        self.copy: dict[object, object] | list[object]
+        if type(source) is dict:
+            self.items = iter(source.items())
+            self.copy = {}
+        else:
+            self.items = enumerate(source)
+            self.copy = []
+
+
+def thaw(value: JsonValue) -> PlainJson:
+    """Return a plain, mutable deep copy of a read-only JSON value.
+
+    Read-only mappings become ``dict`` and tuples become ``list``, so ``json.dumps``
+    and ordinary mutation work on the result. Sharing is preserved: a sub-value
+    reachable twice is copied once. Raises ``TypeError`` for anything that is not
+    JSON.
+    """
+    memo: dict[int, PlainJson] = {}
+    unfilled: list[tuple[object, PlainJson]] = []
+
+    def copy_of(item: object) -> PlainJson:
+        if item is None or type(item) in _PLAIN_SCALARS:
+            return item  # type: ignore[return-value]
+        known = memo.get(id(item))
+        if known is not None:
+            return known
+        copy: PlainJson
+        if isinstance(item, Mapping):
+            copy = {}
+        elif isinstance(item, (tuple, list)):
+            copy = []
+        else:
+            raise TypeError(f"thaw() expects a JSON value, got {type_name(item)}")
+        memo[id(item)] = copy
+        unfilled.append((item, copy))
+        return copy
+
+    result = copy_of(value)
+    # Iterative, so depth is never a RecursionError.
+    while unfilled:
+        source, copy = unfilled.pop()
+        if isinstance(copy, dict):
+            for key, item in source.items():  # type: ignore[attr-defined]
+                if type(key) is not str:
+                    raise TypeError(f"thaw() expects str keys, got {type_name(key)}")
+                copy[key] = copy_of(item)
+        else:
+            copy.extend([copy_of(item) for item in source])  # type: ignore[attr-defined,union-attr]
+    return result
+
+
+_PLAIN_SCALARS = frozenset({str, int, float, bool})

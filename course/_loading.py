@@ -1,0 +1,227 @@
+"""Strict loading of fixture files: JSON as written, with nothing ``json.loads`` forgives.
+
+Rejected, each with the file, the 1-based line and the 1-based column: invalid
+UTF-8, a byte order mark, duplicate keys in one object (at the second one),
+``NaN``/``Infinity`` and numbers that overflow to infinity, integers past Python's
+4,300-digit conversion limit, and nesting deeper than ``MAX_DEPTH``. The parser is
+iterative, so depth can never become a ``RecursionError``; it can also report where
+each value starts, which ``course-fixture validate`` uses to point into the file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Callable
+
+from ._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
+from ._json import MAX_DEPTH, PlainJson
+
+__all__ = ["JsonSyntaxError", "line_and_column", "load_fixture", "parse_json"]
+
+# The C string scanner json itself uses: fast, strict about control characters.
+scanstring: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+_NON_FINITE = ("NaN", "Infinity", "-Infinity")
+_LITERALS: tuple[tuple[str, PlainJson], ...] = (("true", True), ("false", False), ("null", None))
+
+
+class JsonSyntaxError(Exception):
+    """Where (character offset and JSON pointer) and why a text is not strict JSON."""
+
+    def __init__(self, offset: int, message: str, path: str | None = None) -> None:
+        super().__init__(message)
+        self.offset = offset
+        self.message = message
+        self.path = path
+
+
+def line_and_column(text: str, offset: int) -> tuple[int, int]:
+    """The 1-based line and column of a character offset."""
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+class _Frame:
+    __slots__ = ("container", "key", "keys", "parts")
+
+    def __init__(
+        self, container: dict[str, PlainJson] | list[PlainJson], parts: tuple[str | int, ...]
+    ) -> None:
+        self.container = container
+        self.parts = parts
+        self.key: str | int = 0  # the member or index the next value goes to
+        self.keys: set[str] = set()
+
+
+def parse_json(text: str, offsets: dict[str, int] | None = None) -> PlainJson:
+    """Parse strict JSON. If ``offsets`` is given, fill it with each value's start.
+
+    Raises ``JsonSyntaxError``.
+    """
+    end = len(text)
+    stack: list[_Frame] = []
+
+    def skip(i: int) -> int:
+        return _WHITESPACE.match(text, i).end()  # type: ignore[union-attr]
+
+    def here() -> tuple[str | int, ...]:
+        if not stack:
+            return ()
+        return (*stack[-1].parts, stack[-1].key)
+
+    def fail(i: int, message: str) -> JsonSyntaxError:
+        return JsonSyntaxError(i, message, pointer(*here()))
+
+    def read_key(frame: _Frame, i: int) -> int:
+        if i >= end or text[i] != '"':
+            raise fail(i, "Expected a string key in double quotes")
+        try:
+            key, after = scanstring(text, i + 1, True)
+        except json.JSONDecodeError as exc:
+            raise fail(exc.pos, exc.msg) from None
+        if key in frame.keys:
+            frame.key = key
+            raise fail(i, f"Duplicate key {key!r} in one object")
+        frame.keys.add(key)
+        frame.key = key
+        after = skip(after)
+        if after >= end or text[after] != ":":
+            raise fail(after, "Expected ':' after an object key")
+        return skip(after + 1)
+
+    i = skip(0)
+    if text.startswith("\ufeff"):
+        raise JsonSyntaxError(
+            0, "Expected JSON text, got a byte order mark (save as UTF-8 without BOM)"
+        )
+    while True:
+        if offsets is not None:
+            offsets[pointer(*here())] = i
+        if i >= end:
+            raise fail(i, "Expected a value, got the end of the file")
+        char = text[i]
+        value: PlainJson
+        if char in {"{", "["}:
+            if len(stack) >= MAX_DEPTH:
+                raise fail(i, f"Nesting is deeper than the limit of {MAX_DEPTH} levels")
+            container: dict[str, PlainJson] | list[PlainJson] = {} if char == "{" else []
+            i = skip(i + 1)
+            if i < end and text[i] == ("}" if char == "{" else "]"):
+                value = container
+                i += 1
+            else:
+                frame = _Frame(container, here())
+                stack.append(frame)
+                if char == "{":
+                    i = read_key(frame, i)
+                continue
+        elif char == '"':
+            try:
+                value, i = scanstring(text, i + 1, True)
+            except json.JSONDecodeError as exc:
+                raise fail(exc.pos, exc.msg) from None
+        elif char == "-" or "0" <= char <= "9":
+            match = _NUMBER.match(text, i)
+            if match is None:
+                if text.startswith("-Infinity", i):
+                    raise fail(i, "Expected a finite number, got -Infinity")
+                raise fail(i, "Expected a number")
+            token = match.group()
+            if match.group(1) is None and match.group(2) is None:
+                try:
+                    value = int(token)
+                except ValueError:
+                    raise fail(
+                        i, "Expected an integer of at most 4300 digits, got a longer one"
+                    ) from None
+            else:
+                value = float(token)
+                if not math.isfinite(value):
+                    raise fail(i, f"Expected a finite number, got {token[:20]!r}, which overflows")
+            i = match.end()
+        else:
+            for word, literal in _LITERALS:
+                if text.startswith(word, i):
+                    value = literal
+                    i += len(word)
+                    break
+            else:
+                for word in _NON_FINITE:
+                    if text.startswith(word, i):
+                        raise fail(i, f"Expected a finite number, got {word} (not JSON)")
+                raise fail(i, f"Expected a JSON value, got {text[i]!r}")
+        # A value is complete: attach it, then close every container that ends here.
+        while True:
+            i = skip(i)
+            if not stack:
+                if i != end:
+                    raise JsonSyntaxError(i, "Expected the end of the file after the JSON value")
+                return value
+            frame = stack[-1]
+            if type(frame.container) is dict:
+                frame.container[frame.key] = value  # type: ignore[index]
+                closer = "}"
+            else:
+                frame.container.append(value)  # type: ignore[union-attr]
+                closer = "]"
+            if i < end and text[i] == ",":
+                i = skip(i + 1)
+                if closer == "}":
+                    i = read_key(frame, i)
+                else:
+                    frame.key = len(frame.container)
+                break
+            if i < end and text[i] == closer:
+                i += 1
+                value = stack.pop().container
+                continue
+            raise JsonSyntaxError(i, f"Expected ',' or '{closer}'", pointer(*frame.parts))
+
+
+def load_fixture(path: str | os.PathLike[str]) -> PlainJson:
+    """Read a fixture file as strict UTF-8 JSON and return plain data for the adapter.
+
+    Every failure is a ``FixtureProviderError`` with code ``PROVIDER_INVALID_FIXTURE``
+    whose message names the file, the line and the column of the offending token.
+    """
+    return read_fixture(path)[0]
+
+
+def read_fixture(
+    path: str | os.PathLike[str], offsets: dict[str, int] | None = None
+) -> tuple[PlainJson, str]:
+    """Load a fixture and also return its text (for mapping offsets to lines)."""
+    name = os.fspath(path)
+    try:
+        with open(name, "rb") as file:
+            data = file.read()
+    except OSError as exc:
+        error = FixtureProviderError(
+            FixtureProviderErrorCode.PROVIDER_INVALID_FIXTURE,
+            f"{name}: cannot read the fixture file: {exc.strerror or exc}",
+        )
+        raise error from exc
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        prefix = data[: exc.start].decode("utf-8")
+        line, column = line_and_column(prefix, len(prefix))
+        raise FixtureProviderError(
+            FixtureProviderErrorCode.PROVIDER_INVALID_FIXTURE,
+            f"{name}:{line}:{column}: Expected UTF-8 text, got the invalid byte "
+            f"0x{data[exc.start]:02x}",
+        ) from None
+    try:
+        return parse_json(text, offsets), text
+    except JsonSyntaxError as exc:
+        line, column = line_and_column(text, exc.offset)
+        raise FixtureProviderError(
+            FixtureProviderErrorCode.PROVIDER_INVALID_FIXTURE,
+            f"{name}:{line}:{column}: {exc.message}",
+            path=exc.path,
+        ) from None

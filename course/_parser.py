@@ -1,0 +1,492 @@
+"""The record parser: the wire vocabulary and the response state machine, nothing else.
+
+Every record arrives as an unknown (read-only) JSON value. It is judged in the
+SPEC's order, and the first rule that applies decides:
+
+1. after the terminal: ``response_end`` is a duplicate terminal, anything else invalid;
+2. not an object, or no string ``type``: malformed;
+3. a ``type`` outside the five: unknown;
+4. the order table (``ORDER_ERRORS``): text, tool or end before the start; a second start;
+5. the payload against ``RECORD_FIELDS``: unknown, missing or mistyped fields;
+6. the meaning: duplicate tool-call ids, a mismatched end, a contradicting stop
+   reason, a transport error.
+
+Wire names (``response_end``, ``input_tokens`` ...) never leave this module: it
+returns course values only.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final, Literal
+
+from ._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
+from ._json import JsonValue
+from ._model import (
+    CourseAssistantMessage,
+    CourseContentBlock,
+    CourseModelChunk,
+    CourseModelResponse,
+    CourseModelUsage,
+    CourseStopReason,
+    CourseTextBlock,
+    CourseTextDeltaChunk,
+    CourseToolCallBlock,
+    CourseToolCallChunk,
+)
+
+__all__ = [
+    "MAX_TOKENS",
+    "ORDER_ERRORS",
+    "RECORD_FIELDS",
+    "RECORD_TYPES",
+    "STOP_REASONS",
+    "USAGE_ALIASES",
+    "Field",
+    "ParserState",
+    "ResponseParser",
+]
+
+Code = FixtureProviderErrorCode
+
+MAX_TOKENS: Final = 2**53 - 1
+"""The largest token count a usage object may hold (JavaScript's safe integer)."""
+
+STOP_REASONS: Final[Mapping[str, CourseStopReason]] = MappingProxyType(
+    {"stop": "stop", "tool_call": "toolCall"}
+)
+"""Wire stop reasons and the course stop reasons they become."""
+
+USAGE_ALIASES: Final = (
+    ("inputTokens", "input_tokens"),
+    ("outputTokens", "output_tokens"),
+)
+"""Each usage count's two accepted spellings; a usage object holds exactly one of each."""
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One payload field of a record type."""
+
+    name: str
+    kind: Literal["string", "non-empty string", "object", "choice", "usage"]
+    required: bool = True
+    choices: tuple[str, ...] = ()
+
+
+RECORD_FIELDS: Final[Mapping[str, tuple[Field, ...]]] = MappingProxyType(
+    {
+        "response_start": (
+            Field("responseId", "non-empty string"),
+            Field("role", "choice", choices=("assistant",)),
+        ),
+        "text_delta": (Field("text", "string"),),
+        "tool_call": (
+            Field("id", "non-empty string"),
+            Field("name", "non-empty string"),
+            Field("arguments", "object"),
+        ),
+        "response_end": (
+            Field("responseId", "string"),
+            Field("stopReason", "choice", choices=tuple(STOP_REASONS)),
+            Field("usage", "usage"),
+        ),
+        "transport_error": (
+            Field("message", "string"),
+            Field("code", "string", required=False),
+        ),
+    }
+)
+"""The closed payload of each record type, besides ``type`` itself.
+
+The JSON Schema of the fixture format is generated from this table.
+"""
+
+RECORD_TYPES: Final = frozenset(RECORD_FIELDS)
+
+
+class ParserState(enum.Enum):
+    """Where a response is in its life."""
+
+    AWAITING_START = "awaiting start"
+    """No ``response_start`` yet: only it, or a transport error, may come."""
+    STREAMING = "streaming"
+    """Started: text deltas, tool calls, a transport error or the end may come."""
+    ENDED = "ended"
+    """``response_end`` was read: the source must end now."""
+
+
+ORDER_ERRORS: Final[Mapping[tuple[ParserState, str], FixtureProviderErrorCode]] = MappingProxyType(
+    {
+        (ParserState.AWAITING_START, "text_delta"): Code.PROVIDER_MISSING_START,
+        (ParserState.AWAITING_START, "tool_call"): Code.PROVIDER_MISSING_START,
+        (ParserState.AWAITING_START, "response_end"): Code.PROVIDER_MISSING_START,
+        (ParserState.STREAMING, "response_start"): Code.PROVIDER_DUPLICATE_START,
+    }
+)
+"""Record types that are out of order in a state, whatever their payload."""
+
+_MISSING: Final = object()
+_Mapping = MappingProxyType  # the type ``freeze`` gives every JSON object
+
+
+def describe(value: object) -> str:
+    """Name a JSON value's kind the way a fixture author would."""
+    kind = type(value)
+    if value is None:
+        return "null"
+    if kind is bool:
+        return f"boolean `{'true' if value else 'false'}`"
+    if kind is int or kind is float:
+        return f"number `{value!r}`"
+    if kind is str:
+        text = value if len(value) <= 40 else value[:37] + "..."  # type: ignore[index,arg-type]
+        return f"string {text!r}"
+    if kind is tuple:
+        return "array"
+    if kind is _Mapping:
+        return "object"
+    return f"`{kind.__qualname__}`"
+
+
+def _field_problem(spec: Field, value: object) -> str | None:
+    """What is wrong with a present field's value, or ``None``."""
+    kind = type(value)
+    if spec.kind == "string":
+        ok = kind is str
+    elif spec.kind == "non-empty string":
+        ok = kind is str and value != ""
+    elif spec.kind == "choice":
+        ok = kind is str and value in spec.choices
+    else:  # object, usage
+        ok = kind is _Mapping
+    if ok:
+        return None
+    if spec.kind == "choice":
+        expected = " or ".join(f"{choice!r}" for choice in spec.choices)
+    else:
+        expected = f"a {spec.kind}" if spec.kind != "object" else "an object"
+        if spec.kind == "usage":
+            expected = "a usage object"
+    return f"Expected {expected}, got {describe(value)}"
+
+
+class ResponseParser:
+    """Reads one response's records in order and builds its course values.
+
+    ``feed`` takes one record and returns the chunk it produced, or ``None``;
+    ``finish`` is called when the source ends and returns the response. Both raise
+    ``FixtureProviderError``; after one, the parser must not be used again.
+    """
+
+    __slots__ = (
+        "_content",
+        "_request_id",
+        "_response",
+        "_response_id",
+        "_response_index",
+        "_state",
+        "_tool_ids",
+    )
+
+    def __init__(self, request_id: str, response_index: int) -> None:
+        self._request_id = request_id
+        self._response_index = response_index
+        self._state = ParserState.AWAITING_START
+        self._response_id = ""
+        self._content: list[CourseContentBlock] = []
+        self._tool_ids: set[str] = set()
+        self._response: CourseModelResponse | None = None
+
+    @property
+    def state(self) -> ParserState:
+        """The state the next record will be judged in."""
+        return self._state
+
+    def _error(
+        self, code: FixtureProviderErrorCode, message: str, index: int, *parts: str | int
+    ) -> FixtureProviderError:
+        return FixtureProviderError(
+            code,
+            message,
+            response_index=self._response_index,
+            record_index=index,
+            path=pointer("responses", self._response_index, "records", index, *parts),
+        )
+
+    def feed(self, record: JsonValue, index: int) -> CourseModelChunk | None:
+        """Judge one record (the ``index``-th of the response) and advance."""
+        state = self._state
+        if type(record) is not _Mapping:
+            if state is ParserState.ENDED:
+                raise self._after_terminal(record, index)
+            raise self._error(
+                Code.PROVIDER_MALFORMED_EVENT,
+                f"Expected a record object, got {describe(record)}",
+                index,
+            )
+        kind = record.get("type", _MISSING)
+        if state is ParserState.ENDED:
+            raise self._after_terminal(record, index)
+        if type(kind) is not str:
+            message = (
+                "Object missing required field `type`"
+                if kind is _MISSING
+                else f"Expected `type` to be a string, got {describe(kind)}"
+            )
+            raise self._error(Code.PROVIDER_MALFORMED_EVENT, message, index, "type")
+        if kind not in RECORD_TYPES:
+            expected = ", ".join(sorted(RECORD_TYPES))
+            raise self._error(
+                Code.PROVIDER_UNKNOWN_EVENT,
+                f"Expected a record type among {expected}; got unknown type {kind!r}",
+                index,
+                "type",
+            )
+        order_error = ORDER_ERRORS.get((state, kind))
+        if order_error is not None:
+            raise self._error(
+                order_error,
+                f"A `{kind}` record cannot come while the response is {state.value}",
+                index,
+            )
+        fields: Mapping[str, JsonValue] = record
+        if kind == "text_delta":
+            text = fields.get("text", _MISSING)
+            if type(text) is not str or len(fields) != 2:
+                raise self._malformed(fields, kind, index)
+            block_index = len(self._content)
+            self._content.append(CourseTextBlock(text))
+            return CourseTextDeltaChunk(text, block_index)
+        if kind == "tool_call":
+            return self._on_tool_call(fields, index)
+        if kind == "response_start":
+            self._on_start(fields, index)
+        elif kind == "response_end":
+            self._on_end(fields, index)
+        else:
+            raise self._on_transport_error(fields, index)
+        return None
+
+    def finish(self) -> CourseModelResponse:
+        """The source ended: return the response, or fail if it never ended."""
+        if self._response is None:
+            raise FixtureProviderError(
+                Code.PROVIDER_MISSING_TERMINAL,
+                f"The records ended in state {self._state.value!r} without a "
+                "`response_end` record; chunks already delivered are not a complete response",
+                response_index=self._response_index,
+                path=pointer("responses", self._response_index, "records"),
+            )
+        return self._response
+
+    # -- the record types -----------------------------------------------------------
+
+    def _on_start(self, fields: Mapping[str, JsonValue], index: int) -> None:
+        response_id = fields.get("responseId", _MISSING)
+        if (
+            type(response_id) is not str
+            or not response_id
+            or fields.get("role") != "assistant"
+            or len(fields) != 3
+        ):
+            raise self._malformed(fields, "response_start", index)
+        self._response_id = response_id
+        self._state = ParserState.STREAMING
+
+    def _on_tool_call(self, fields: Mapping[str, JsonValue], index: int) -> CourseToolCallChunk:
+        call_id = fields.get("id", _MISSING)
+        name = fields.get("name", _MISSING)
+        arguments = fields.get("arguments", _MISSING)
+        if (
+            type(call_id) is not str
+            or not call_id
+            or type(name) is not str
+            or not name
+            or type(arguments) is not _Mapping
+            or len(fields) != 4
+        ):
+            raise self._malformed(fields, "tool_call", index)
+        if call_id in self._tool_ids:
+            raise self._error(
+                Code.PROVIDER_DUPLICATE_TOOL_CALL,
+                f"Tool-call id {call_id!r} is already used in this response",
+                index,
+                "id",
+            )
+        self._tool_ids.add(call_id)
+        block_index = len(self._content)
+        # ``arguments`` is already a read-only deep copy, made once at the boundary.
+        self._content.append(CourseToolCallBlock(call_id, name, arguments))
+        return CourseToolCallChunk(call_id, name, arguments, block_index)
+
+    def _on_end(self, fields: Mapping[str, JsonValue], index: int) -> None:
+        response_id = fields.get("responseId", _MISSING)
+        wire_stop_reason = fields.get("stopReason")
+        # Only a str may be looked up: an unhashable value would raise TypeError.
+        stop_reason = STOP_REASONS.get(wire_stop_reason) if type(wire_stop_reason) is str else None
+        usage = self._usage(fields.get("usage", _MISSING), index)
+        if type(response_id) is not str or stop_reason is None or usage is None or len(fields) != 4:
+            raise self._malformed(fields, "response_end", index)
+        if response_id != self._response_id:
+            raise self._error(
+                Code.PROVIDER_RESPONSE_MISMATCH,
+                f"Expected `responseId` {self._response_id!r} (from response_start), "
+                f"got {response_id!r}",
+                index,
+                "responseId",
+            )
+        if (stop_reason == "toolCall") != bool(self._tool_ids):
+            count = len(self._tool_ids)
+            raise self._error(
+                Code.PROVIDER_STOP_REASON_MISMATCH,
+                f"Stop reason {wire_stop_reason!r} contradicts the response's "
+                f"{count} tool call{'s' if count != 1 else ''}: `tool_call` needs at "
+                "least one, `stop` allows none",
+                index,
+                "stopReason",
+            )
+        self._state = ParserState.ENDED
+        self._response = CourseModelResponse(
+            self._request_id,
+            response_id,
+            CourseAssistantMessage("message-" + response_id, tuple(self._content)),
+            stop_reason,
+            usage,
+        )
+
+    def _on_transport_error(
+        self, fields: Mapping[str, JsonValue], index: int
+    ) -> FixtureProviderError:
+        message = fields.get("message", _MISSING)
+        code = fields.get("code", _MISSING)
+        if (
+            type(message) is not str
+            or (code is not _MISSING and type(code) is not str)
+            or len(fields) != (2 if code is _MISSING else 3)
+        ):
+            return self._malformed(fields, "transport_error", index)
+        provider_code = "" if code is _MISSING else f" (provider code {code!r})"
+        return self._error(
+            Code.PROVIDER_TRANSPORT_ERROR,
+            f"The provider reported a transport error{provider_code}: {message!r}",
+            index,
+        )
+
+    def _usage(self, usage: object, index: int) -> CourseModelUsage | None:
+        """The normalized usage, or ``None`` if anything about it is wrong."""
+        if type(usage) is not _Mapping:
+            return None
+        counts: list[int] = []
+        for aliases in USAGE_ALIASES:
+            present = [alias for alias in aliases if alias in usage]
+            if len(present) != 1:
+                return None
+            value = usage[present[0]]
+            if type(value) is not int or not 0 <= value <= MAX_TOKENS:
+                return None
+            counts.append(value)
+        if len(usage) != 2:
+            return None
+        return CourseModelUsage(counts[0], counts[1])
+
+    # -- diagnosis --------------------------------------------------------------------
+
+    def _after_terminal(self, record: JsonValue, index: int) -> FixtureProviderError:
+        if type(record) is _Mapping and record.get("type") == "response_end":
+            return self._error(
+                Code.PROVIDER_DUPLICATE_TERMINAL,
+                "A second `response_end` came after the terminal",
+                index,
+            )
+        return self._error(
+            Code.PROVIDER_INVALID_TERMINAL,
+            f"Expected the records to end after `response_end`, got {describe(record)}"
+            + (
+                f" of type {record.get('type')!r}"
+                if type(record) is _Mapping and "type" in record
+                else ""
+            ),
+            index,
+        )
+
+    def _malformed(
+        self, fields: Mapping[str, JsonValue], kind: str, index: int
+    ) -> FixtureProviderError:
+        """Explain, field by field, why a payload the fast checks refused is malformed."""
+        specs = RECORD_FIELDS[kind]
+        known = {spec.name for spec in specs}
+        for key in fields:
+            if key != "type" and key not in known:
+                allowed = ", ".join(f"`{name}`" for name in ("type", *sorted(known)))
+                return self._error(
+                    Code.PROVIDER_MALFORMED_EVENT,
+                    f"A `{kind}` record has unknown field `{key}` (allowed: {allowed})",
+                    index,
+                    key,
+                )
+        for spec in specs:
+            value = fields.get(spec.name, _MISSING)
+            if value is _MISSING:
+                if spec.required:
+                    return self._error(
+                        Code.PROVIDER_MALFORMED_EVENT,
+                        f"A `{kind}` record is missing required field `{spec.name}`",
+                        index,
+                    )
+                continue
+            problem = _field_problem(spec, value)
+            if problem is None and spec.kind == "usage":
+                return self._usage_problem(value, index)  # type: ignore[arg-type]
+            if problem is not None:
+                return self._error(
+                    Code.PROVIDER_MALFORMED_EVENT,
+                    f"{problem} for `{spec.name}` of a `{kind}` record",
+                    index,
+                    spec.name,
+                )
+        raise AssertionError(f"no problem found in a refused `{kind}` record")  # pragma: no cover
+
+    def _usage_problem(self, usage: Mapping[str, JsonValue], index: int) -> FixtureProviderError:
+        known = {alias for aliases in USAGE_ALIASES for alias in aliases}
+        for key in usage:
+            if key not in known:
+                return self._error(
+                    Code.PROVIDER_MALFORMED_EVENT,
+                    f"Usage has unknown field `{key}` (allowed: inputTokens or "
+                    "input_tokens, outputTokens or output_tokens)",
+                    index,
+                    "usage",
+                    key,
+                )
+        for aliases in USAGE_ALIASES:
+            present = [alias for alias in aliases if alias in usage]
+            if not present:
+                return self._error(
+                    Code.PROVIDER_MALFORMED_EVENT,
+                    f"Usage is missing `{aliases[0]}` (or `{aliases[1]}`)",
+                    index,
+                    "usage",
+                )
+            if len(present) == 2:
+                return self._error(
+                    Code.PROVIDER_MALFORMED_EVENT,
+                    f"Usage holds both `{aliases[0]}` and `{aliases[1]}`; use one alias per count",
+                    index,
+                    "usage",
+                    aliases[1],
+                )
+            value = usage[present[0]]
+            if type(value) is not int or not 0 <= value <= MAX_TOKENS:
+                return self._error(
+                    Code.PROVIDER_MALFORMED_EVENT,
+                    f"Expected `{present[0]}` to be an integer from 0 to 2**53 - 1, "
+                    f"got {describe(value)}",
+                    index,
+                    "usage",
+                    present[0],
+                )
+        raise AssertionError("no problem found in a refused usage object")  # pragma: no cover

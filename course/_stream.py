@@ -1,0 +1,254 @@
+"""``CourseModelStream``: one response's chunks, then its one terminal outcome.
+
+The stream is a small settle-once state machine. Until it settles, each step pulls
+one record (from a tuple, or from an async source raced against the signals) and
+feeds it to the parser. It settles exactly once, with the response or with an
+error, and then only repeats that outcome: it never resumes the source.
+
+Chunks go straight to the consumer as their records are read. ``result()`` may drive
+the response ahead of the consumer; the chunks it passes are kept, in order, until
+the consumer takes them, so nothing proven is ever lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from types import TracebackType
+
+from ._abort import AbortSignal
+from ._errors import FixtureProviderError, FixtureProviderErrorCode
+from ._json import JsonValue
+from ._model import CourseModelChunk, CourseModelResponse
+from ._parser import ResponseParser
+from ._source import END, Interrupted, SourceFeed
+
+__all__ = ["CourseModelStream"]
+
+Code = FixtureProviderErrorCode
+
+
+class CourseModelStream:
+    """Single-consumer async iterator of chunks; ``await result()`` gives the response.
+
+    ``async for chunk in stream`` yields every chunk in record order, then ends, or
+    raises the stream's ``FixtureProviderError`` after the chunks produced before
+    it. ``await stream.result()`` drives the response to its end without consuming
+    chunks, and returns the response or raises that same error. ``aclose()`` (or
+    leaving ``async with``) stops the stream early and releases its source.
+    """
+
+    __slots__ = (
+        "_closer",
+        "_consumer",
+        "_driver",
+        "_outcome",
+        "_parser",
+        "_pending",
+        "_position",
+        "_records",
+        "_response_index",
+        "_signal",
+        "_signals",
+        "_source",
+    )
+
+    def __init__(
+        self,
+        *,
+        request_id: str,
+        response_index: int | None,
+        records: tuple[JsonValue, ...] = (),
+        source: SourceFeed | None = None,
+        signal: AbortSignal | None = None,
+        outcome: FixtureProviderError | None = None,
+    ) -> None:
+        self._response_index = response_index
+        self._parser = ResponseParser(request_id, response_index or 0)
+        self._records = records
+        self._position = 0
+        self._source = source
+        self._signal = signal
+        self._outcome: CourseModelResponse | FixtureProviderError | None = outcome
+        self._pending: deque[CourseModelChunk] = deque()
+        self._consumer = False
+        # Set while one caller awaits a source step; other callers wait for it.
+        self._driver: asyncio.Future[None] | None = None
+        self._closer: AbortSignal | None = None
+        self._signals: tuple[AbortSignal, ...] = ()
+        if source is not None:
+            # ``aclose()`` must interrupt a pending source step as an abort would.
+            self._closer = AbortSignal()
+            self._signals = (self._closer,) if signal is None else (signal, self._closer)
+
+    def __repr__(self) -> str:
+        if self._outcome is None:
+            state = "streaming"
+        elif isinstance(self._outcome, FixtureProviderError):
+            state = f"failed {self._outcome.code.value}"
+        else:
+            state = "complete"
+        return f"<CourseModelStream response_index={self._response_index} {state}>"
+
+    # -- consuming ----------------------------------------------------------------------
+
+    def __aiter__(self) -> CourseModelStream:
+        if self._consumer:
+            raise FixtureProviderError(
+                Code.PROVIDER_STREAM_CONSUMED,
+                "This stream already has a consumer; a stream's chunks can be iterated once",
+                response_index=self._response_index,
+            )
+        self._consumer = True
+        return self
+
+    async def __anext__(self) -> CourseModelChunk:
+        while True:
+            if self._outcome is None and self._signal is not None and self._signal.aborted:
+                await self._stop(self._aborted_error())
+            if self._pending:
+                return self._pending.popleft()
+            outcome = self._outcome
+            if outcome is not None:
+                if type(outcome) is FixtureProviderError:
+                    raise outcome
+                raise StopAsyncIteration
+            chunk = await self._pull() if self._source is not None else self._pull_records()
+            if chunk is not None:
+                return chunk
+
+    async def result(self) -> CourseModelResponse:
+        """Drive the response to its end and return it, or raise its error.
+
+        Chunks passed on the way stay queued for the consumer.
+        """
+        while self._outcome is None:
+            if self._signal is not None and self._signal.aborted:
+                await self._stop(self._aborted_error())
+                break
+            chunk = await self._pull() if self._source is not None else self._pull_records()
+            if chunk is not None:
+                self._pending.append(chunk)
+        outcome = self._outcome
+        if type(outcome) is FixtureProviderError:
+            raise outcome
+        return outcome  # type: ignore[return-value]
+
+    async def aclose(self) -> None:
+        """Stop early: an unfinished stream settles as ``PROVIDER_ABORTED``.
+
+        A complete stream keeps its response and a failed one its error. Idempotent.
+        """
+        if self._outcome is None:
+            self._settle(
+                FixtureProviderError(
+                    Code.PROVIDER_ABORTED,
+                    "The stream was closed before its terminal",
+                    response_index=self._response_index,
+                )
+            )
+        if self._closer is not None:
+            self._closer._abort("closed")  # interrupts a step in flight
+        await self._release()
+
+    async def __aenter__(self) -> CourseModelStream:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # -- driving ------------------------------------------------------------------------
+
+    def _pull_records(self) -> CourseModelChunk | None:
+        """Array records: advance until a chunk comes (returned) or the stream settles."""
+        records = self._records
+        parser = self._parser
+        position = self._position
+        try:
+            while position < len(records):
+                chunk = parser.feed(records[position], position)
+                position += 1
+                if chunk is not None:
+                    return chunk
+            self._settle(parser.finish())
+        except FixtureProviderError as error:
+            self._settle(error)
+        finally:
+            self._position = position
+        return None
+
+    async def _pull(self) -> CourseModelChunk | None:
+        """Source records: one step; a chunk, or ``None`` to look at the stream again."""
+        if self._driver is not None:
+            await asyncio.wait((self._driver,))
+            return None
+        source: SourceFeed = self._source  # type: ignore[assignment]
+        self._driver = driver = asyncio.get_running_loop().create_future()
+        failure: FixtureProviderError | None = None
+        try:
+            record = await source.next(self._signals)
+        except Interrupted:
+            failure = self._aborted_error()
+        except FixtureProviderError as error:
+            failure = error
+        except asyncio.CancelledError:
+            self._settle(
+                FixtureProviderError(
+                    Code.PROVIDER_ABORTED,
+                    "The task consuming the stream was cancelled",
+                    response_index=self._response_index,
+                )
+            )
+            self._end_drive(driver)
+            await self._release()
+            raise
+        self._end_drive(driver)
+        if failure is None:
+            if self._outcome is not None:  # closed while the step was finishing
+                await self._release()
+                return None
+            try:
+                if record is END:
+                    self._settle(self._parser.finish())
+                    return None
+                return self._parser.feed(record, source.records_read - 1)  # type: ignore[arg-type]
+            except FixtureProviderError as error:
+                failure = error
+        await self._stop(failure)
+        return None
+
+    def _end_drive(self, driver: asyncio.Future[None]) -> None:
+        self._driver = None
+        driver.set_result(None)
+
+    def _aborted_error(self) -> FixtureProviderError:
+        if self._signal is not None and self._signal.aborted:
+            reason = self._signal.reason
+            why = "" if reason is None else f" (reason: {reason!r})"
+            message = f"The signal was aborted before the stream's terminal{why}"
+        else:
+            message = "The stream was closed before its terminal"
+        return FixtureProviderError(
+            Code.PROVIDER_ABORTED, message, response_index=self._response_index
+        )
+
+    def _settle(self, outcome: CourseModelResponse | FixtureProviderError) -> None:
+        if self._outcome is None:
+            self._outcome = outcome
+
+    async def _stop(self, error: FixtureProviderError) -> None:
+        self._settle(error)
+        await self._release()
+
+    async def _release(self) -> None:
+        if self._source is None:
+            return
+        if self._driver is not None:
+            # Another task's step is in flight: it sees the settlement and cleans up.
+            await asyncio.wait((self._driver,))
+        await self._source.release()

@@ -1,0 +1,126 @@
+"""Shared test helpers: running coroutines, building fixtures, collecting streams."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from collections.abc import AsyncIterator, Awaitable, Coroutine
+from pathlib import Path
+from typing import TypeVar
+
+from course import (
+    AbortSignal,
+    CourseModelChunk,
+    CourseModelRequest,
+    CourseModelResponse,
+    CourseModelStream,
+    FixtureProviderAdapter,
+    FixtureProviderError,
+)
+
+T = TypeVar("T")
+
+ROUNDTRIP_PATH = (
+    Path(__file__).resolve().parent.parent
+    / "course"
+    / "fixtures"
+    / ("provider-tool-roundtrip.json")
+)
+
+
+def run(coroutine: Coroutine[object, object, T]) -> T:
+    """Run a coroutine on a fresh event loop in debug mode."""
+    return asyncio.run(coroutine, debug=True)
+
+
+def roundtrip() -> dict[str, object]:
+    """A fresh plain copy of the checked-in round-trip fixture."""
+    data: dict[str, object] = json.loads(ROUNDTRIP_PATH.read_text(encoding="utf-8"))
+    return data
+
+
+def start(response_id: str = "r-1") -> dict[str, object]:
+    return {"type": "response_start", "responseId": response_id, "role": "assistant"}
+
+
+def text(value: str) -> dict[str, object]:
+    return {"type": "text_delta", "text": value}
+
+
+def tool(call_id: str = "call-1", name: str = "add", **arguments: object) -> dict[str, object]:
+    return {"type": "tool_call", "id": call_id, "name": name, "arguments": dict(arguments)}
+
+
+def end(
+    response_id: str = "r-1",
+    stop_reason: str = "stop",
+    usage: dict[str, object] | None = None,
+) -> dict[str, object]:
+    return {
+        "type": "response_end",
+        "responseId": response_id,
+        "stopReason": stop_reason,
+        "usage": {"inputTokens": 1, "outputTokens": 2} if usage is None else usage,
+    }
+
+
+def fixture(*responses: list[object] | object) -> dict[str, object]:
+    """A fixture whose responses hold the given record lists (or async sources)."""
+    return {"schemaVersion": 1, "responses": [{"records": r} for r in responses]}
+
+
+async def source_of(records: list[object]) -> AsyncIterator[object]:
+    """An async record source yielding deep copies of ``records``."""
+    for record in copy.deepcopy(records):
+        yield record
+
+
+class Outcome:
+    """Everything one stream produced: chunks, then the response or the error."""
+
+    def __init__(
+        self,
+        chunks: list[CourseModelChunk],
+        response: CourseModelResponse | None,
+        error: FixtureProviderError | None,
+        result_error: FixtureProviderError | None,
+    ) -> None:
+        self.chunks = chunks
+        self.response = response
+        self.error = error
+        self.result_error = result_error
+
+    @property
+    def code(self) -> str | None:
+        return None if self.error is None else self.error.code.value
+
+
+async def collect(stream: CourseModelStream) -> Outcome:
+    """Iterate a stream to its end, then ask for its result: both paths."""
+    chunks: list[CourseModelChunk] = []
+    error: FixtureProviderError | None = None
+    try:
+        async for chunk in stream:
+            chunks.append(chunk)
+    except FixtureProviderError as exc:
+        error = exc
+    response: CourseModelResponse | None = None
+    result_error: FixtureProviderError | None = None
+    try:
+        response = await stream.result()
+    except FixtureProviderError as exc:
+        result_error = exc
+    return Outcome(chunks, response, error, result_error)
+
+
+def stream_one(
+    data: object, request_id: str = "req-1", signal: AbortSignal | None = None
+) -> Outcome:
+    """Build an adapter for ``data`` and collect its first response."""
+    adapter = FixtureProviderAdapter(data)
+    return run(collect(adapter.stream(CourseModelRequest(request_id), signal)))
+
+
+async def settle(awaitable: Awaitable[T]) -> T:
+    return await awaitable

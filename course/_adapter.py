@@ -19,9 +19,6 @@ Code = FixtureProviderErrorCode
 SCHEMA_VERSION: Final = 1
 FIXTURE_KEYS: Final = ("schemaVersion", "responses")
 RESPONSE_KEYS: Final = ("records",)
-# Containers around a record: the fixture root, the response list, the response and
-# its record list.
-RECORD_DEPTH: Final = 4
 
 
 def _closed_object(
@@ -84,13 +81,9 @@ class FixtureProviderAdapter:
             _closed_object(response, RESPONSE_KEYS, where, f"response {index}")
             records = response["records"]
             if type(records) is list:
-                copied = []
-                for record_index, record in enumerate(records):
-                    at = Location(
-                        ("responses", index, "records", record_index), index, record_index
-                    )
-                    copied.append(freeze(record, at, RECORD_DEPTH, memo))
-                queue.append((index, tuple(copied)))
+                queue.append(
+                    (index, tuple([freeze(r, index, at, memo) for at, r in enumerate(records)]))
+                )
             elif is_async_source(records):
                 if id(records) in sources:
                     raise where.error(

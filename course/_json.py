@@ -18,7 +18,16 @@ from typing import TypeAlias
 
 from ._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
 
-__all__ = ["MAX_DEPTH", "JsonValue", "Location", "PlainJson", "freeze", "thaw", "type_name"]
+__all__ = [
+    "MAX_DEPTH",
+    "RECORD_DEPTH",
+    "JsonValue",
+    "Location",
+    "PlainJson",
+    "freeze",
+    "thaw",
+    "type_name",
+]
 
 JsonValue: TypeAlias = (
     "bool | int | float | str | tuple[JsonValue, ...] | Mapping[str, JsonValue] | None"
@@ -89,28 +98,66 @@ def _scalar_problem(value: object) -> str | None:
     )
 
 
+# Containers around a record: the fixture root, the response list, the response and
+# its record list.
+RECORD_DEPTH = 4
+
+
 def freeze(
-    value: object,
+    record: object,
+    response_index: int,
+    record_index: int,
+    memo: dict[int, JsonValue],
+) -> JsonValue:
+    """Check a record as plain JSON and return its read-only copy.
+
+    ``memo`` maps the ``id`` of each container copied so far to its copy; passing one
+    memo to many calls preserves sharing across them, as ``copy.deepcopy`` does.
+    Raises ``PROVIDER_INVALID_FIXTURE`` located at the record or inside it.
+    """
+    kind = type(record)
+    if kind is dict:
+        # Fast path: a flat object of strings, ints, bools and nulls, the shape of most
+        # records. It holds no container, so copying it without the memo can never
+        # expand a shared graph; anything else takes the general path below.
+        flat: dict[str, JsonValue] = {}
+        for key, item in record.items():  # type: ignore[attr-defined]
+            item_kind = type(item)
+            if type(key) is not str or not (
+                item_kind is str
+                or item is None
+                or item_kind is bool
+                or (item_kind is int and -_INT_LIMIT < item < _INT_LIMIT)
+            ):
+                break
+            flat[key] = item
+        else:
+            return MappingProxyType(flat)
+    elif kind is not list:
+        problem = _scalar_problem(record)
+        if problem is not None:
+            raise _record_location(response_index, record_index).error(problem)
+        return record  # type: ignore[return-value]
+    done = memo.get(id(record))
+    if done is not None:
+        return done
+    where = _record_location(response_index, record_index)
+    return _freeze_tree(record, where, RECORD_DEPTH, memo)  # type: ignore[arg-type]
+
+
+def _record_location(response_index: int, record_index: int) -> Location:
+    return Location(
+        ("responses", response_index, "records", record_index), response_index, record_index
+    )
+
+
+def _freeze_tree(
+    value: dict[object, object] | list[object],
     where: Location,
     depth: int,
     memo: dict[int, JsonValue],
 ) -> JsonValue:
-    """Check ``value`` as plain JSON and return its read-only copy.
-
-    ``depth`` is how many containers already enclose ``value``. ``memo`` maps the
-    ``id`` of each container copied so far to its copy; passing one memo to many
-    calls preserves sharing across them. Raises ``PROVIDER_INVALID_FIXTURE``.
-    """
-    kind = type(value)
-    if kind is not dict and kind is not list:
-        problem = _scalar_problem(value)
-        if problem is not None:
-            raise where.error(problem)
-        return value  # type: ignore[return-value]
-    done = memo.get(id(value))
-    if done is not None:
-        return done
-
+    """The general, iterative copy of a container enclosed by ``depth`` containers."""
     stack: list[_Frame] = []
     active: set[int] = set()  # ids of the containers being copied: a cycle's way back
 
@@ -126,7 +173,7 @@ def freeze(
         active.add(id(container))
         stack.append(_Frame(container, key))
 
-    open_frame(value, 0)  # type: ignore[arg-type]
+    open_frame(value, 0)
     while True:
         frame = stack[-1]
         copy = frame.copy

@@ -130,6 +130,14 @@ ORDER_ERRORS: Final[Mapping[tuple[ParserState, str], FixtureProviderErrorCode]] 
 """Record types that are out of order in a state, whatever their payload."""
 
 _MISSING: Final = object()
+_UNKNOWN: Final = object()
+
+# ORDER_ERRORS as one lookup per record: for each state, every known type's verdict
+# (``None`` when allowed); a type missing from it is unknown.
+_VERDICTS: Final = {
+    state: {kind: ORDER_ERRORS.get((state, kind)) for kind in RECORD_FIELDS}
+    for state in ParserState
+}
 _Mapping = MappingProxyType  # the type ``freeze`` gives every JSON object
 
 
@@ -190,16 +198,21 @@ class ResponseParser:
         "_response_index",
         "_state",
         "_tool_ids",
+        "_verdicts",
     )
 
     def __init__(self, request_id: str, response_index: int) -> None:
         self._request_id = request_id
         self._response_index = response_index
-        self._state = ParserState.AWAITING_START
+        self._enter(ParserState.AWAITING_START)
         self._response_id = ""
         self._content: list[CourseContentBlock] = []
         self._tool_ids: set[str] = set()
         self._response: CourseModelResponse | None = None
+
+    def _enter(self, state: ParserState) -> None:
+        self._state = state
+        self._verdicts = _VERDICTS[state]
 
     @property
     def state(self) -> ParserState:
@@ -219,18 +232,15 @@ class ResponseParser:
 
     def feed(self, record: JsonValue, index: int) -> CourseModelChunk | None:
         """Judge one record (the ``index``-th of the response) and advance."""
-        state = self._state
+        if self._state is ParserState.ENDED:
+            raise self._after_terminal(record, index)
         if type(record) is not _Mapping:
-            if state is ParserState.ENDED:
-                raise self._after_terminal(record, index)
             raise self._error(
                 Code.PROVIDER_MALFORMED_EVENT,
                 f"Expected a record object, got {describe(record)}",
                 index,
             )
         kind = record.get("type", _MISSING)
-        if state is ParserState.ENDED:
-            raise self._after_terminal(record, index)
         if type(kind) is not str:
             message = (
                 "Object missing required field `type`"
@@ -238,19 +248,19 @@ class ResponseParser:
                 else f"Expected `type` to be a string, got {describe(kind)}"
             )
             raise self._error(Code.PROVIDER_MALFORMED_EVENT, message, index, "type")
-        if kind not in RECORD_TYPES:
-            expected = ", ".join(sorted(RECORD_TYPES))
+        verdict = self._verdicts.get(kind, _UNKNOWN)
+        if verdict is not None:
+            if verdict is _UNKNOWN:
+                expected = ", ".join(sorted(RECORD_FIELDS))
+                raise self._error(
+                    Code.PROVIDER_UNKNOWN_EVENT,
+                    f"Expected a record type among {expected}; got unknown type {kind!r}",
+                    index,
+                    "type",
+                )
             raise self._error(
-                Code.PROVIDER_UNKNOWN_EVENT,
-                f"Expected a record type among {expected}; got unknown type {kind!r}",
-                index,
-                "type",
-            )
-        order_error = ORDER_ERRORS.get((state, kind))
-        if order_error is not None:
-            raise self._error(
-                order_error,
-                f"A `{kind}` record cannot come while the response is {state.value}",
+                verdict,  # type: ignore[arg-type]
+                f"A `{kind}` record cannot come while the response is {self._state.value}",
                 index,
             )
         fields: Mapping[str, JsonValue] = record
@@ -295,7 +305,7 @@ class ResponseParser:
         ):
             raise self._malformed(fields, "response_start", index)
         self._response_id = response_id
-        self._state = ParserState.STREAMING
+        self._enter(ParserState.STREAMING)
 
     def _on_tool_call(self, fields: Mapping[str, JsonValue], index: int) -> CourseToolCallChunk:
         call_id = fields.get("id", _MISSING)
@@ -349,7 +359,7 @@ class ResponseParser:
                 index,
                 "stopReason",
             )
-        self._state = ParserState.ENDED
+        self._enter(ParserState.ENDED)
         self._response = CourseModelResponse(
             self._request_id,
             response_id,

@@ -17,16 +17,12 @@ from typing import Final
 
 from ._abort import AbortSignal
 from ._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
-from ._json import JsonValue, Location, freeze, type_name
+from ._json import JsonValue, freeze, type_name
 
 __all__ = ["END", "Interrupted", "SourceFeed", "is_async_source"]
 
 END: Final = object()
 """What ``SourceFeed.next`` returns once the source is exhausted."""
-
-# Records from a source sit where array records do: inside the fixture root, the
-# response list, the response and its record list.
-RECORD_DEPTH: Final = 4
 
 
 class Interrupted(Exception):
@@ -60,8 +56,8 @@ def _step_type() -> type:
     return type(step)
 
 
-# Steps of async generators and coroutines are awaitable: skip the static lookup.
-_AWAITABLE_TYPES: Final = frozenset({types.CoroutineType, _step_type()})
+# Steps of async generators and coroutines: awaitable, and driven with ``send`` directly.
+_SENDABLE_STEPS: Final = frozenset({types.CoroutineType, _step_type()})
 
 
 def _text(exc: BaseException) -> str:
@@ -174,24 +170,25 @@ class SourceFeed:
             return END
         except (Exception, asyncio.CancelledError) as exc:
             raise self._failed("in __anext__", exc) from exc
-        kind = type(step)
-        if kind not in _AWAITABLE_TYPES and not _is_awaitable_type(kind):
+        if type(step) in _SENDABLE_STEPS:
+            coro = step
+        elif _is_awaitable_type(type(step)):
+            coro = _await(step)
+        else:
             raise self._invalid(
                 f"The async record source's __anext__ returned {type_name(step)}, "
                 "which is not awaitable"
             )
-        record = await self._step(step, signals)
+        record = await self._step(coro, signals)
         if record is END:
             return END
         index = self._index
         self._index = index + 1
-        where = Location(
-            ("responses", self._response_index, "records", index), self._response_index, index
-        )
-        return freeze(record, where, RECORD_DEPTH, {})
+        return freeze(record, self._response_index, index, {})
 
-    async def _step(self, step: Awaitable[object], signals: tuple[AbortSignal, ...]) -> object:
-        coro = _await(step)
+    async def _step(
+        self, coro: Coroutine[object, object, object], signals: tuple[AbortSignal, ...]
+    ) -> object:
         try:
             yielded = coro.send(None)
         except StopIteration as stop:

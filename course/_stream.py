@@ -41,7 +41,7 @@ class CourseModelStream:
     __slots__ = (
         "_closer",
         "_consumer",
-        "_driver",
+        "_driving",
         "_outcome",
         "_parser",
         "_pending",
@@ -51,6 +51,7 @@ class CourseModelStream:
         "_signal",
         "_signals",
         "_source",
+        "_waiters",
     )
 
     def __init__(
@@ -64,7 +65,8 @@ class CourseModelStream:
         outcome: FixtureProviderError | None = None,
     ) -> None:
         self._response_index = response_index
-        self._parser = ResponseParser(request_id, response_index or 0)
+        # A stream that failed at the call (aborted, exhausted) has no response to parse.
+        self._parser = ResponseParser(request_id, -1 if response_index is None else response_index)
         self._records = records
         self._position = 0
         self._source = source
@@ -72,8 +74,9 @@ class CourseModelStream:
         self._outcome: CourseModelResponse | FixtureProviderError | None = outcome
         self._pending: deque[CourseModelChunk] = deque()
         self._consumer = False
-        # Set while one caller awaits a source step; other callers wait for it.
-        self._driver: asyncio.Future[None] | None = None
+        # True while one caller awaits a source step; other callers wait in ``_waiters``.
+        self._driving = False
+        self._waiters: list[asyncio.Future[None]] = []
         self._closer: AbortSignal | None = None
         self._signals: tuple[AbortSignal, ...] = ()
         if source is not None:
@@ -111,7 +114,9 @@ class CourseModelStream:
             outcome = self._outcome
             if outcome is not None:
                 if type(outcome) is FixtureProviderError:
-                    raise outcome
+                    # The same error each time; a fresh traceback keeps repeats from
+                    # growing it.
+                    raise outcome.with_traceback(None)
                 raise StopAsyncIteration
             chunk = await self._pull() if self._source is not None else self._pull_records()
             if chunk is not None:
@@ -131,7 +136,7 @@ class CourseModelStream:
                 self._pending.append(chunk)
         outcome = self._outcome
         if type(outcome) is FixtureProviderError:
-            raise outcome
+            raise outcome.with_traceback(None)
         return outcome  # type: ignore[return-value]
 
     async def aclose(self) -> None:
@@ -184,11 +189,11 @@ class CourseModelStream:
 
     async def _pull(self) -> CourseModelChunk | None:
         """Source records: one step; a chunk, or ``None`` to look at the stream again."""
-        if self._driver is not None:
-            await asyncio.wait((self._driver,))
+        if self._driving:
+            await self._wait_for_driver()
             return None
         source: SourceFeed = self._source  # type: ignore[assignment]
-        self._driver = driver = asyncio.get_running_loop().create_future()
+        self._driving = True
         failure: FixtureProviderError | None = None
         try:
             record = await source.next(self._signals)
@@ -204,10 +209,10 @@ class CourseModelStream:
                     response_index=self._response_index,
                 )
             )
-            self._end_drive(driver)
+            self._end_drive()
             await self._release()
             raise
-        self._end_drive(driver)
+        self._end_drive()
         if failure is None:
             if self._outcome is not None:  # closed while the step was finishing
                 await self._release()
@@ -222,9 +227,17 @@ class CourseModelStream:
         await self._stop(failure)
         return None
 
-    def _end_drive(self, driver: asyncio.Future[None]) -> None:
-        self._driver = None
-        driver.set_result(None)
+    async def _wait_for_driver(self) -> None:
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        await waiter
+
+    def _end_drive(self) -> None:
+        self._driving = False
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
 
     def _aborted_error(self) -> FixtureProviderError:
         if self._signal is not None and self._signal.aborted:
@@ -248,7 +261,7 @@ class CourseModelStream:
     async def _release(self) -> None:
         if self._source is None:
             return
-        if self._driver is not None:
+        if self._driving:
             # Another task's step is in flight: it sees the settlement and cleans up.
-            await asyncio.wait((self._driver,))
+            await self._wait_for_driver()
         await self._source.release()

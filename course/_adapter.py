@@ -7,10 +7,11 @@ from typing import Final
 
 from ._abort import AbortSignal
 from ._errors import FixtureProviderError, FixtureProviderErrorCode
-from ._json import JsonValue, Location, freeze, type_name
+from ._json import JsonValue, Location, freeze
 from ._model import CourseModelRequest
 from ._source import SourceFeed, is_async_source
 from ._stream import CourseModelStream
+from ._untrusted import type_name
 
 __all__ = ["FixtureProviderAdapter"]
 
@@ -62,7 +63,7 @@ class FixtureProviderAdapter:
                 f"Expected `schemaVersion` to be the integer {SCHEMA_VERSION}, got "
                 + (
                     repr(version)
-                    if type(version) in (int, float, str)
+                    if type(version) is int or type(version) is float or type(version) is str
                     else f"`{type_name(version)}`"
                 ),
                 "schemaVersion",
@@ -126,6 +127,7 @@ class FixtureProviderAdapter:
             raise TypeError(
                 f"stream() needs a request with a str `id`, got {type(request).__qualname__}"
             )
+        request_id = str.__str__(request_id)  # an exact str, whatever subclass came in
         if signal is not None and not isinstance(signal, AbortSignal):
             raise TypeError(
                 f"stream() needs an AbortSignal or None, got {type(signal).__qualname__}"

@@ -17,6 +17,7 @@ from types import MappingProxyType
 from typing import TypeAlias
 
 from ._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
+from ._untrusted import type_name
 
 __all__ = [
     "MAX_DEPTH",
@@ -26,7 +27,6 @@ __all__ = [
     "PlainJson",
     "freeze",
     "thaw",
-    "type_name",
 ]
 
 JsonValue: TypeAlias = (
@@ -70,14 +70,6 @@ class Location:
             record_index=self.record_index,
             path=pointer(*self.parts, *extra),
         )
-
-
-_qualname = type.__dict__["__qualname__"].__get__
-
-
-def type_name(value: object) -> str:
-    """The name of ``value``'s type, read without running any code of the value's."""
-    return str(_qualname(type(value)))
 
 
 def _scalar_problem(value: object) -> str | None:
@@ -254,7 +246,8 @@ def thaw(value: JsonValue) -> PlainJson:
     unfilled: list[tuple[object, PlainJson]] = []
 
     def copy_of(item: object) -> PlainJson:
-        if item is None or type(item) in _PLAIN_SCALARS:
+        kind = type(item)
+        if item is None or kind is str or kind is int or kind is float or kind is bool:
             return item  # type: ignore[return-value]
         known = memo.get(id(item))
         if known is not None:
@@ -282,6 +275,3 @@ def thaw(value: JsonValue) -> PlainJson:
         else:
             copy.extend([copy_of(item) for item in source])  # type: ignore[attr-defined,union-attr]
     return result
-
-
-_PLAIN_SCALARS = frozenset({str, int, float, bool})

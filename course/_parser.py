@@ -37,6 +37,7 @@ from ._model import (
     CourseToolCallBlock,
     CourseToolCallChunk,
 )
+from ._untrusted import type_name
 
 __all__ = [
     "MAX_TOKENS",
@@ -157,7 +158,7 @@ def describe(value: object) -> str:
         return "array"
     if kind is _Mapping:
         return "object"
-    return f"`{kind.__qualname__}`"
+    return f"`{type_name(value)}`"
 
 
 def _field_problem(spec: Field, value: object) -> str | None:

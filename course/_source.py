@@ -2,48 +2,38 @@
 
 A source is judged by where an error comes from, never by its type: anything the
 source's code raises (a forged ``FixtureProviderError`` included) becomes
-``PROVIDER_INVALID_FIXTURE`` chained to the original. Each step is raced with the
-stream's signals, so an abort settles the stream even while the source is blocked,
-and whenever processing stops early the source is asked to clean up, once.
+``PROVIDER_INVALID_FIXTURE`` chained to the original. Only ``CancelledError`` is left
+for the stream to judge, since only the stream knows whether it asked for it, and
+``KeyboardInterrupt`` and ``SystemExit`` keep their meaning.
+
+Each step is awaited in the consumer's own task, exactly as ``async for`` over the
+source would be, so the source's ``asyncio.timeout()``, context variables and
+``current_task()`` behave as its author expects, and a step that completes at once
+costs no event-loop turn.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import types
-from collections.abc import AsyncIterator, Awaitable, Coroutine, Generator
+from collections.abc import AsyncIterator
 from typing import Final
 
-from ._abort import AbortSignal
 from ._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
-from ._json import JsonValue, freeze, type_name
+from ._json import JsonValue, freeze
+from ._untrusted import MISSING, has_type_attribute, type_attribute, type_name
 
-__all__ = ["END", "Interrupted", "SourceFeed", "is_async_source"]
+__all__ = ["END", "SourceFeed", "is_async_source"]
 
 END: Final = object()
 """What ``SourceFeed.next`` returns once the source is exhausted."""
 
-
-class Interrupted(Exception):
-    """A signal fired while a step of the source was pending."""
+_PASS_THROUGH: Final = (KeyboardInterrupt, SystemExit, asyncio.CancelledError)
 
 
 def is_async_source(value: object) -> bool:
     """Whether ``value``'s type defines ``__aiter__`` (never asking the instance)."""
-    try:
-        inspect.getattr_static(type(value), "__aiter__")
-    except AttributeError:
-        return False
-    return True
-
-
-def _is_awaitable_type(kind: type) -> bool:
-    try:
-        inspect.getattr_static(kind, "__await__")
-    except AttributeError:
-        return False
-    return True
+    return has_type_attribute(type(value), "__aiter__")
 
 
 async def _generator() -> AsyncIterator[None]:
@@ -56,58 +46,17 @@ def _step_type() -> type:
     return type(step)
 
 
-# Steps of async generators and coroutines: awaitable, and driven with ``send`` directly.
-_SENDABLE_STEPS: Final = frozenset({types.CoroutineType, _step_type()})
+# What ``__anext__`` of async generators and coroutine methods returns: awaitable.
+_COROUTINE: Final = types.CoroutineType
+_GENERATOR_STEP: Final = _step_type()
 
 
 def _text(exc: BaseException) -> str:
     """``str(exc)``, which is the source's own code and may itself fail."""
     try:
-        return str(exc)
+        return str.__str__(str(exc))
     except Exception:
         return "<unprintable>"
-
-
-async def _await(step: Awaitable[object]) -> object:
-    return await step
-
-
-class _Resumed:
-    """Hands a coroutine that already ran up to its first suspension over to a Task.
-
-    Why: most sources produce a record without ever suspending. Running the first
-    ``send`` inline gives those records at the cost of a function call; only a step
-    that really waits pays for a Task to race it against the signals.
-    """
-
-    __slots__ = ("_coro", "_yielded")
-
-    def __init__(self, coro: Coroutine[object, object, object], yielded: object) -> None:
-        self._coro = coro
-        self._yielded = yielded
-
-    def __await__(self) -> Generator[object, object, object]:
-        coro, yielded = self._coro, self._yielded
-        while True:
-            try:
-                sent = yield yielded
-            except GeneratorExit:
-                coro.close()
-                raise
-            except BaseException as exc:  # thrown in by the Task, e.g. CancelledError
-                try:
-                    yielded = coro.throw(exc)
-                except StopIteration as stop:
-                    return stop.value
-            else:
-                try:
-                    yielded = coro.send(sent)
-                except StopIteration as stop:
-                    return stop.value
-
-
-async def _resume(resumed: _Resumed) -> object:
-    return await resumed
 
 
 class SourceFeed:
@@ -140,136 +89,80 @@ class SourceFeed:
         error.__cause__ = cause
         return error
 
-    def _failed(self, what: str, exc: BaseException) -> FixtureProviderError:
+    def failed(self, what: str, exc: BaseException) -> FixtureProviderError:
+        """The error for an exception the source's code raised ``what``."""
         return self._invalid(
             f"The async record source failed {what}: {type_name(exc)}: {_text(exc)}", exc
         )
 
-    def _claim(self) -> None:
-        try:
-            iterator: AsyncIterator[object] = aiter(self._source)  # type: ignore[arg-type]
-            anext_method = type(iterator).__anext__
-        except (Exception, asyncio.CancelledError) as exc:
-            self._done = True
-            raise self._failed("in __aiter__", exc) from exc
-        self._iterator = iterator
-        self._anext = anext_method
-
-    async def next(self, signals: tuple[AbortSignal, ...]) -> JsonValue | object:
+    async def next(self) -> JsonValue | object:
         """The next record, frozen, or ``END``.
 
-        Raises ``FixtureProviderError`` for a failing source or an unsafe record, and
-        ``Interrupted`` if one of ``signals`` fires while the step is pending.
+        Raises ``FixtureProviderError`` for a failing source or an unsafe record. A
+        ``CancelledError`` from the step propagates: the caller decides whose it is.
         """
         if self._iterator is None:
-            self._claim()
+            try:
+                iterator: AsyncIterator[object] = aiter(self._source)  # type: ignore[arg-type]
+                self._anext = type(iterator).__anext__
+            except _PASS_THROUGH:
+                raise
+            except BaseException as exc:
+                self._done = True
+                raise self.failed("in __aiter__", exc) from exc
+            self._iterator = iterator
         try:
             step = self._anext(self._iterator)  # type: ignore[operator]
         except StopAsyncIteration:
             self._done = True
             return END
-        except (Exception, asyncio.CancelledError) as exc:
-            raise self._failed("in __anext__", exc) from exc
-        if type(step) in _SENDABLE_STEPS:
-            coro = step
-        elif _is_awaitable_type(type(step)):
-            coro = _await(step)
-        else:
+        except _PASS_THROUGH:
+            raise
+        except BaseException as exc:
+            raise self.failed("in __anext__", exc) from exc
+        kind = type(step)
+        if (
+            kind is not _COROUTINE
+            and kind is not _GENERATOR_STEP
+            and not has_type_attribute(kind, "__await__")
+        ):
             raise self._invalid(
                 f"The async record source's __anext__ returned {type_name(step)}, "
                 "which is not awaitable"
             )
-        record = await self._step(coro, signals)
-        if record is END:
+        try:
+            record = await step
+        except StopAsyncIteration:
+            self._done = True
             return END
+        except _PASS_THROUGH:
+            raise
+        except BaseException as exc:
+            raise self.failed("while producing a record", exc) from exc
         index = self._index
         self._index = index + 1
         return freeze(record, self._response_index, index, {})
 
-    async def _step(
-        self, coro: Coroutine[object, object, object], signals: tuple[AbortSignal, ...]
-    ) -> object:
-        try:
-            yielded = coro.send(None)
-        except StopIteration as stop:
-            return stop.value
-        except StopAsyncIteration:
-            self._done = True
-            return END
-        except (Exception, asyncio.CancelledError) as exc:
-            # Raised synchronously by the source's own code: our task was not
-            # cancelled here, since nothing suspended.
-            raise self._failed("while producing a record", exc) from exc
-        return await self._race(coro, yielded, signals)
-
-    async def _race(
-        self,
-        coro: Coroutine[object, object, object],
-        yielded: object,
-        signals: tuple[AbortSignal, ...],
-    ) -> object:
-        loop = asyncio.get_running_loop()
-        task = loop.create_task(_resume(_Resumed(coro, yielded)))
-        wake: asyncio.Future[None] = loop.create_future()
-
-        def on_wake(*_: object) -> None:
-            if not wake.done():
-                wake.set_result(None)
-
-        task.add_done_callback(on_wake)
-        for signal in signals:
-            signal._subscribe(on_wake)
-            if signal.aborted:  # fired while the source ran inline, before we listened
-                on_wake()
-        try:
-            await wake
-        except asyncio.CancelledError:
-            await _stop(task)
-            raise
-        finally:
-            task.remove_done_callback(on_wake)
-            for signal in signals:
-                signal._unsubscribe(on_wake)
-        if not task.done():
-            await _stop(task)
-            raise Interrupted
-        if task.cancelled():
-            # Nobody cancelled the step but the source itself.
-            raise self._invalid("The async record source raised CancelledError on its own")
-        error = task.exception()
-        if error is None:
-            return task.result()
-        if type(error) is StopAsyncIteration:
-            self._done = True
-            return END
-        raise self._failed("while producing a record", error) from error
-
     async def release(self) -> None:
         """Ask an unfinished source to clean up (``aclose()``), once; never raise."""
-        if self._done or self._iterator is None:
-            self._done = True
+        if self._done:
             return
         self._done = True
-        try:
-            aclose = inspect.getattr_static(type(self._iterator), "aclose")
-        except AttributeError:
+        if self._iterator is None:
+            return
+        aclose = type_attribute(type(self._iterator), "aclose")
+        if aclose is MISSING:
             return
         try:
-            closing = aclose.__get__(self._iterator)()
-            if _is_awaitable_type(type(closing)):
+            closing = aclose.__get__(self._iterator)()  # type: ignore[attr-defined]
+            if has_type_attribute(type(closing), "__await__"):
                 await closing
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None and task.cancelling():
                 raise
-        except Exception:
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException:
             # A failing cleanup never replaces the error that caused it.
             pass
-
-
-async def _stop(task: asyncio.Task[object]) -> None:
-    """Cancel a pending step and wait until it has really finished."""
-    task.cancel()
-    await asyncio.wait((task,))
-    if not task.cancelled():
-        task.exception()  # retrieved, so asyncio does not log it as never retrieved

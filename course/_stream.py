@@ -1,13 +1,19 @@
 """``CourseModelStream``: one response's chunks, then its one terminal outcome.
 
 The stream is a small settle-once state machine. Until it settles, each step pulls
-one record (from a tuple, or from an async source raced against the signals) and
-feeds it to the parser. It settles exactly once, with the response or with an
-error, and then only repeats that outcome: it never resumes the source.
+one record (from a tuple, or from an async source) and feeds it to the parser. It
+settles exactly once, with the response or with an error, and then only repeats
+that outcome: it never resumes the source.
 
 Chunks go straight to the consumer as their records are read. ``result()`` may drive
 the response ahead of the consumer; the chunks it passes are kept, in order, until
 the consumer takes them, so nothing proven is ever lost.
+
+A source step runs in the task that asked for it (the *driver*). An abort, or
+``aclose()``, while that step is pending settles the stream at once, so every other
+waiter sees ``PROVIDER_ABORTED`` immediately, and interrupts the step the way
+``asyncio.timeout()`` does: it cancels the driver from the event loop, and turns the
+``CancelledError`` it caused back into the abort when it arrives.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from ._errors import FixtureProviderError, FixtureProviderErrorCode
 from ._json import JsonValue
 from ._model import CourseModelChunk, CourseModelResponse
 from ._parser import ResponseParser
-from ._source import END, Interrupted, SourceFeed
+from ._source import END, SourceFeed
 
 __all__ = ["CourseModelStream"]
 
@@ -39,9 +45,9 @@ class CourseModelStream:
     """
 
     __slots__ = (
-        "_closer",
         "_consumer",
-        "_driving",
+        "_driver",
+        "_interrupting",
         "_outcome",
         "_parser",
         "_pending",
@@ -49,7 +55,6 @@ class CourseModelStream:
         "_records",
         "_response_index",
         "_signal",
-        "_signals",
         "_source",
         "_waiters",
     )
@@ -74,20 +79,16 @@ class CourseModelStream:
         self._outcome: CourseModelResponse | FixtureProviderError | None = outcome
         self._pending: deque[CourseModelChunk] = deque()
         self._consumer = False
-        # True while one caller awaits a source step; other callers wait in ``_waiters``.
-        self._driving = False
+        # The task awaiting a source step, if any; other callers wait in ``_waiters``.
+        self._driver: asyncio.Task[object] | None = None
         self._waiters: list[asyncio.Future[None]] = []
-        self._closer: AbortSignal | None = None
-        self._signals: tuple[AbortSignal, ...] = ()
-        if source is not None:
-            # ``aclose()`` must interrupt a pending source step as an abort would.
-            self._closer = AbortSignal()
-            self._signals = (self._closer,) if signal is None else (signal, self._closer)
+        # Set once the driver was cancelled to interrupt its step.
+        self._interrupting = False
 
     def __repr__(self) -> str:
         if self._outcome is None:
             state = "streaming"
-        elif isinstance(self._outcome, FixtureProviderError):
+        elif type(self._outcome) is FixtureProviderError:
             state = f"failed {self._outcome.code.value}"
         else:
             state = "complete"
@@ -142,18 +143,20 @@ class CourseModelStream:
     async def aclose(self) -> None:
         """Stop early: an unfinished stream settles as ``PROVIDER_ABORTED``.
 
-        A complete stream keeps its response and a failed one its error. Idempotent.
+        A complete stream keeps its response and a failed one its error. The source,
+        if unfinished, is asked to clean up before this returns. Idempotent.
         """
         if self._outcome is None:
-            self._settle(
+            self._interrupt(
                 FixtureProviderError(
                     Code.PROVIDER_ABORTED,
                     "The stream was closed before its terminal",
                     response_index=self._response_index,
                 )
             )
-        if self._closer is not None:
-            self._closer._abort("closed")  # interrupts a step in flight
+        while self._driver is not None:
+            # A step is in flight in another task: it is interrupted, then cleans up.
+            await self._wait_for_driver()
         await self._release()
 
     async def __aenter__(self) -> CourseModelStream:
@@ -189,65 +192,105 @@ class CourseModelStream:
 
     async def _pull(self) -> CourseModelChunk | None:
         """Source records: one step; a chunk, or ``None`` to look at the stream again."""
-        if self._driving:
+        if self._driver is not None:
             await self._wait_for_driver()
             return None
         source: SourceFeed = self._source  # type: ignore[assignment]
-        self._driving = True
-        failure: FixtureProviderError | None = None
+        task: asyncio.Task[object] = asyncio.current_task()  # type: ignore[assignment]
+        cancelling = task.cancelling()
+        self._driver = task
+        self._interrupting = False
+        if self._signal is not None:
+            self._signal._subscribe(self._on_abort)
         try:
-            record = await source.next(self._signals)
-        except Interrupted:
-            failure = self._aborted_error()
+            record = await source.next()
+        except asyncio.CancelledError as exc:
+            if self._interrupting and task.uncancel() <= cancelling:
+                record = None  # our own interruption: the stream is already settled
+            elif task.cancelling() > cancelling:
+                self._settle(self._cancelled_error())
+                await self._end_drive_and_release()
+                raise
+            else:
+                record = None  # the source raised CancelledError itself
+                self._settle(source.failed("while producing a record", exc))
         except FixtureProviderError as error:
-            failure = error
-        except asyncio.CancelledError:
-            self._settle(
-                FixtureProviderError(
-                    Code.PROVIDER_ABORTED,
-                    "The task consuming the stream was cancelled",
-                    response_index=self._response_index,
-                )
-            )
+            self._settle(error)
+            record = None
+        except BaseException:
+            self._settle(self._cancelled_error())
             self._end_drive()
-            await self._release()
             raise
+        else:
+            if self._interrupting:
+                # Interrupted, but the source swallowed the cancellation and went on.
+                task.uncancel()
+        if self._outcome is not None:
+            await self._end_drive_and_release()
+            return None
         self._end_drive()
-        if failure is None:
-            if self._outcome is not None:  # closed while the step was finishing
-                await self._release()
+        try:
+            if record is END:
+                self._settle(self._parser.finish())
                 return None
-            try:
-                if record is END:
-                    self._settle(self._parser.finish())
-                    return None
-                return self._parser.feed(record, source.records_read - 1)  # type: ignore[arg-type]
-            except FixtureProviderError as error:
-                failure = error
-        await self._stop(failure)
+            return self._parser.feed(record, source.records_read - 1)  # type: ignore[arg-type]
+        except FixtureProviderError as error:
+            await self._stop(error)
         return None
+
+    def _on_abort(self) -> None:
+        if self._outcome is None:
+            self._interrupt(self._aborted_error())
+
+    def _interrupt(self, error: FixtureProviderError) -> None:
+        """Settle at once; if a source step is pending, interrupt it."""
+        self._settle(error)
+        self._wake_waiters()
+        if self._driver is not None:
+            # From the loop, never from inside a running task: the cancellation then
+            # always lands in the pending step (see asyncio.timeout).
+            self._driver.get_loop().call_soon(self._cancel_driver)
+
+    def _cancel_driver(self) -> None:
+        if self._driver is not None and not self._interrupting:
+            self._interrupting = True
+            self._driver.cancel()
 
     async def _wait_for_driver(self) -> None:
         waiter = asyncio.get_running_loop().create_future()
         self._waiters.append(waiter)
         await waiter
 
-    def _end_drive(self) -> None:
-        self._driving = False
+    def _wake_waiters(self) -> None:
         waiters, self._waiters = self._waiters, []
         for waiter in waiters:
             if not waiter.done():
                 waiter.set_result(None)
 
+    def _end_drive(self) -> None:
+        if self._signal is not None:
+            self._signal._unsubscribe(self._on_abort)
+        self._driver = None
+        self._wake_waiters()
+
+    async def _end_drive_and_release(self) -> None:
+        self._end_drive()
+        await self._release()
+
     def _aborted_error(self) -> FixtureProviderError:
-        if self._signal is not None and self._signal.aborted:
-            reason = self._signal.reason
-            why = "" if reason is None else f" (reason: {reason!r})"
-            message = f"The signal was aborted before the stream's terminal{why}"
-        else:
-            message = "The stream was closed before its terminal"
+        reason = None if self._signal is None else self._signal.reason
+        why = "" if reason is None else f" (reason: {reason!r})"
         return FixtureProviderError(
-            Code.PROVIDER_ABORTED, message, response_index=self._response_index
+            Code.PROVIDER_ABORTED,
+            f"The signal was aborted before the stream's terminal{why}",
+            response_index=self._response_index,
+        )
+
+    def _cancelled_error(self) -> FixtureProviderError:
+        return FixtureProviderError(
+            Code.PROVIDER_ABORTED,
+            "The task consuming the stream was cancelled before the stream's terminal",
+            response_index=self._response_index,
         )
 
     def _settle(self, outcome: CourseModelResponse | FixtureProviderError) -> None:
@@ -259,9 +302,6 @@ class CourseModelStream:
         await self._release()
 
     async def _release(self) -> None:
-        if self._source is None:
-            return
-        if self._driving:
-            # Another task's step is in flight: it sees the settlement and cleans up.
-            await self._wait_for_driver()
-        await self._source.release()
+        # A step in flight belongs to its driver, which releases the source after it.
+        if self._source is not None and self._driver is None:
+            await self._source.release()

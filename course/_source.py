@@ -62,16 +62,17 @@ def _text(exc: BaseException) -> str:
 class SourceFeed:
     """Pulls records from one async source, one step at a time, as the stream asks."""
 
-    __slots__ = ("_anext", "_done", "_index", "_iterator", "_response_index", "_source")
+    __slots__ = ("_cleanup", "_done", "_index", "_iterator", "_response_index", "_source")
 
     def __init__(self, source: object, response_index: int) -> None:
         self._source = source
         self._response_index = response_index
         self._iterator: AsyncIterator[object] | None = None
-        self._anext: object = None
         self._index = 0
-        # Set once the source is exhausted or cleaned up: it is never touched again.
+        # Set once the source is exhausted or cleanup began: it is never stepped again.
         self._done = False
+        # Resolved when cleanup has finished, for callers that come while it runs.
+        self._cleanup: asyncio.Future[None] | None = None
 
     @property
     def records_read(self) -> int:
@@ -104,7 +105,6 @@ class SourceFeed:
         if self._iterator is None:
             try:
                 iterator: AsyncIterator[object] = aiter(self._source)  # type: ignore[arg-type]
-                self._anext = type(iterator).__anext__
             except _PASS_THROUGH:
                 raise
             except BaseException as exc:
@@ -112,7 +112,8 @@ class SourceFeed:
                 raise self.failed("in __aiter__", exc) from exc
             self._iterator = iterator
         try:
-            step = self._anext(self._iterator)  # type: ignore[operator]
+            # The type's slot, as ``async for`` uses it: no metaclass is asked.
+            step = anext(self._iterator)
         except StopAsyncIteration:
             self._done = True
             return END
@@ -144,17 +145,31 @@ class SourceFeed:
         return freeze(record, self._response_index, index, {})
 
     async def release(self) -> None:
-        """Ask an unfinished source to clean up (``aclose()``), once; never raise."""
-        if self._done:
+        """Ask an unfinished source to clean up (``aclose()``), once; never raise.
+
+        A caller that comes while the cleanup runs waits for it to finish.
+        """
+        if self._cleanup is not None:
+            if not self._cleanup.done():
+                await asyncio.wait((self._cleanup,))
+            return
+        if self._done or self._iterator is None:
+            self._done = True
             return
         self._done = True
-        if self._iterator is None:
-            return
-        aclose = type_attribute(type(self._iterator), "aclose")
+        self._cleanup = asyncio.get_running_loop().create_future()
+        try:
+            await self._aclose(self._iterator)
+        finally:
+            self._cleanup.set_result(None)
+
+    @staticmethod
+    async def _aclose(iterator: object) -> None:
+        aclose = type_attribute(type(iterator), "aclose")
         if aclose is MISSING:
             return
         try:
-            closing = aclose.__get__(self._iterator)()  # type: ignore[attr-defined]
+            closing = aclose.__get__(iterator)()  # type: ignore[attr-defined]
             if has_type_attribute(type(closing), "__await__"):
                 await closing
         except asyncio.CancelledError:

@@ -202,29 +202,30 @@ class CourseModelStream:
         self._interrupting = False
         if self._signal is not None:
             self._signal._subscribe(self._on_abort)
+        failure: BaseException | None = None
         try:
             record = await source.next()
-        except asyncio.CancelledError as exc:
-            if self._interrupting and task.uncancel() <= cancelling:
-                record = None  # our own interruption: the stream is already settled
-            elif task.cancelling() > cancelling:
-                self._settle(self._cancelled_error())
-                await self._end_drive_and_release()
-                raise
-            else:
-                record = None  # the source raised CancelledError itself
-                self._settle(source.failed("while producing a record", exc))
-        except FixtureProviderError as error:
-            self._settle(error)
+        except BaseException as exc:  # judged below, once our own request is undone
             record = None
-        except BaseException:
-            self._settle(self._cancelled_error())
-            self._end_drive()
-            raise
-        else:
-            if self._interrupting:
-                # Interrupted, but the source swallowed the cancellation and went on.
-                task.uncancel()
+            failure = exc
+        if self._interrupting:
+            # Undo the cancellation we requested, however the step ended, so the
+            # consumer's task is left exactly as it was (its TaskGroups and timeouts).
+            task.uncancel()
+        if failure is not None:
+            if type(failure) is FixtureProviderError:
+                self._settle(failure)
+            elif isinstance(failure, asyncio.CancelledError):
+                if task.cancelling() > cancelling:  # someone cancelled the consumer
+                    self._settle(self._cancelled_error())
+                    await self._end_drive_and_release()
+                    raise failure
+                if not self._interrupting:  # the source raised it on its own
+                    self._settle(source.failed("while producing a record", failure))
+            else:  # KeyboardInterrupt, SystemExit: no more of the source's code now
+                self._settle(self._cancelled_error())
+                self._end_drive()
+                raise failure
         if self._outcome is not None:
             await self._end_drive_and_release()
             return None

@@ -40,9 +40,12 @@ PlainJson: TypeAlias = "bool | int | float | str | list[PlainJson] | dict[str, P
 MAX_DEPTH = 256
 """How many containers may enclose a value, counting the fixture root as 1."""
 
-# Python refuses to print ints of more than 4,300 digits (sys.int_info); such an int
-# could not be written back as JSON, so it is not plain JSON.
-_INT_LIMIT = 10**4300
+MAX_INT_DIGITS = 4300
+"""The most decimal digits a fixture integer may have (Python's default conversion limit)."""
+
+# By default Python refuses to print ints of more digits; such an int could not be
+# written back as JSON, so it is not plain JSON.
+_INT_LIMIT = 10**MAX_INT_DIGITS
 
 _INVALID = FixtureProviderErrorCode.PROVIDER_INVALID_FIXTURE
 
@@ -78,9 +81,9 @@ def _scalar_problem(value: object) -> str | None:
     if kind is str or kind is bool or value is None:
         return None
     if kind is int:
-        if -_INT_LIMIT < value < _INT_LIMIT:  # type: ignore[operator]
+        if -_INT_LIMIT < value < _INT_LIMIT:
             return None
-        return "Expected an integer of at most 4300 digits, got a longer one"
+        return f"Expected an integer of at most {MAX_INT_DIGITS} digits, got a longer one"
     if kind is float:
         if math.isfinite(value):  # type: ignore[arg-type]
             return None

@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 
 from ._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
-from ._json import MAX_DEPTH, PlainJson
+from ._json import MAX_DEPTH, MAX_INT_DIGITS, PlainJson
 
 __all__ = ["JsonSyntaxError", "line_and_column", "load_fixture", "parse_json"]
 
@@ -47,13 +47,11 @@ def line_and_column(text: str, offset: int) -> tuple[int, int]:
 
 
 class _Frame:
-    __slots__ = ("container", "key", "keys", "parts")
+    __slots__ = ("container", "key", "keys", "path")
 
-    def __init__(
-        self, container: dict[str, PlainJson] | list[PlainJson], parts: tuple[str | int, ...]
-    ) -> None:
+    def __init__(self, container: dict[str, PlainJson] | list[PlainJson], path: str) -> None:
         self.container = container
-        self.parts = parts
+        self.path = path  # the container's JSON pointer
         self.key: str | int = 0  # the member or index the next value goes to
         self.keys: set[str] = set()
 
@@ -69,21 +67,24 @@ def parse_json(text: str, offsets: dict[str, int] | None = None) -> PlainJson:
     def skip(i: int) -> int:
         return _WHITESPACE.match(text, i).end()  # type: ignore[union-attr]
 
-    def here() -> tuple[str | int, ...]:
+    def here() -> str:
+        """The JSON pointer of the value being read."""
         if not stack:
-            return ()
-        return (*stack[-1].parts, stack[-1].key)
+            return ""
+        frame = stack[-1]
+        return frame.path + pointer(frame.key)
 
     def fail(i: int, message: str) -> JsonSyntaxError:
-        return JsonSyntaxError(i, message, pointer(*here()))
+        return JsonSyntaxError(i, message, here())
 
     def read_key(frame: _Frame, i: int) -> int:
+        # Until the key is read, errors belong to the object itself.
         if i >= end or text[i] != '"':
-            raise fail(i, "Expected a string key in double quotes")
+            raise JsonSyntaxError(i, "Expected a string key in double quotes", frame.path)
         try:
             key, after = scanstring(text, i + 1, True)
         except json.JSONDecodeError as exc:
-            raise fail(exc.pos, exc.msg) from None
+            raise JsonSyntaxError(exc.pos, exc.msg, frame.path) from None
         if key in frame.keys:
             frame.key = key
             raise fail(i, f"Duplicate key {key!r} in one object")
@@ -101,7 +102,7 @@ def parse_json(text: str, offsets: dict[str, int] | None = None) -> PlainJson:
         )
     while True:
         if offsets is not None:
-            offsets[pointer(*here())] = i
+            offsets[here()] = i
         if i >= end:
             raise fail(i, "Expected a value, got the end of the file")
         char = text[i]
@@ -133,11 +134,17 @@ def parse_json(text: str, offsets: dict[str, int] | None = None) -> PlainJson:
                 raise fail(i, "Expected a number")
             token = match.group()
             if match.group(1) is None and match.group(2) is None:
+                # The SPEC's fixed limit, whatever sys.set_int_max_str_digits() says.
+                if len(token) - (token[0] == "-") > MAX_INT_DIGITS:
+                    raise fail(
+                        i,
+                        f"Expected an integer of at most {MAX_INT_DIGITS} digits, got a longer one",
+                    )
                 try:
                     value = int(token)
-                except ValueError:
+                except ValueError:  # this process lowered Python's own limit
                     raise fail(
-                        i, "Expected an integer of at most 4300 digits, got a longer one"
+                        i, f"The integer has more digits than Python allows here ({len(token)})"
                     ) from None
             else:
                 value = float(token)
@@ -180,7 +187,7 @@ def parse_json(text: str, offsets: dict[str, int] | None = None) -> PlainJson:
                 i += 1
                 value = stack.pop().container
                 continue
-            raise JsonSyntaxError(i, f"Expected ',' or '{closer}'", pointer(*frame.parts))
+            raise JsonSyntaxError(i, f"Expected ',' or '{closer}'", frame.path)
 
 
 def load_fixture(path: str | os.PathLike[str]) -> PlainJson:

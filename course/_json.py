@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
-from typing import TypeAlias
+from typing import Final, TypeAlias
 
 from ._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
 from ._untrusted import type_name
@@ -112,22 +112,27 @@ def freeze(
     """
     kind = type(record)
     if kind is dict:
-        # Fast path: a flat object of strings, ints, bools and nulls, the shape of most
-        # records. It holds no container, so copying it without the memo can never
-        # expand a shared graph; anything else takes the general path below.
-        flat: dict[str, JsonValue] = {}
+        # Fast path for well-formed records. The record's own object is not memoized:
+        # it is never emitted, so copying a shared one twice is invisible and linear.
+        copy: dict[str, JsonValue] = {}
         for key, item in record.items():  # type: ignore[attr-defined]
             item_kind = type(item)
-            if type(key) is not str or not (
+            if type(key) is not str:
+                break
+            if (
                 item_kind is str
                 or item is None
                 or item_kind is bool
                 or (item_kind is int and -_INT_LIMIT < item < _INT_LIMIT)
             ):
-                break
-            flat[key] = item
+                copy[key] = item
+            else:
+                copied = _quick_copy(item, _QUICK_DEPTH, memo)
+                if copied is _GIVE_UP:
+                    break
+                copy[key] = copied  # type: ignore[assignment]
         else:
-            return MappingProxyType(flat)
+            return MappingProxyType(copy)
     elif kind is not list:
         problem = _scalar_problem(record)
         if problem is not None:
@@ -138,6 +143,60 @@ def freeze(
         return done
     where = _record_location(response_index, record_index)
     return _freeze_tree(record, where, RECORD_DEPTH, memo)  # type: ignore[arg-type]
+
+
+# How deep ``_quick_copy`` recurses before it leaves the rest to ``_freeze_tree``: deep
+# enough for ordinary arguments, shallow enough never to strain Python's stack.
+_QUICK_DEPTH = 12
+_GIVE_UP: Final = object()
+
+
+def _quick_copy(value: object, depth_left: int, memo: dict[int, JsonValue]) -> object:
+    """Copy plain JSON, or return ``_GIVE_UP`` at anything unusual.
+
+    Why: ``_freeze_tree`` explains every problem with its exact path, and pays for it
+    with a frame per container. Well-formed values, nearly all of them, take this
+    recursive path at a fraction of the cost; anything it does not accept outright
+    (a foreign type, a non-finite float, a long int, depth past ``_QUICK_DEPTH``,
+    which includes every cycle) is judged again, from the record, by ``_freeze_tree``.
+    Containers it finishes go into the memo, so sharing is kept either way.
+    """
+    kind = type(value)
+    if kind is str or value is None or kind is bool:
+        return value
+    if kind is int:
+        return value if -_INT_LIMIT < value < _INT_LIMIT else _GIVE_UP
+    if kind is float:
+        return value if math.isfinite(value) else _GIVE_UP  # type: ignore[arg-type]
+    if kind is not dict and kind is not list:
+        return _GIVE_UP
+    done = memo.get(id(value))
+    if done is not None:
+        return done
+    if not depth_left:
+        return _GIVE_UP
+    depth_left -= 1
+    result: JsonValue
+    if kind is dict:
+        copy: dict[str, JsonValue] = {}
+        for key, item in value.items():  # type: ignore[attr-defined]
+            if type(key) is not str:
+                return _GIVE_UP
+            copied = _quick_copy(item, depth_left, memo)
+            if copied is _GIVE_UP:
+                return _GIVE_UP
+            copy[key] = copied  # type: ignore[assignment]
+        result = MappingProxyType(copy)
+    else:
+        items: list[JsonValue] = []
+        for item in value:  # type: ignore[attr-defined]
+            copied = _quick_copy(item, depth_left, memo)
+            if copied is _GIVE_UP:
+                return _GIVE_UP
+            items.append(copied)  # type: ignore[arg-type]
+        result = tuple(items)
+    memo[id(value)] = result
+    return result
 
 
 def _record_location(response_index: int, record_index: int) -> Location:

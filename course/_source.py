@@ -55,7 +55,9 @@ def _text(exc: BaseException) -> str:
     """``str(exc)``, which is the source's own code and may itself fail."""
     try:
         return str.__str__(str(exc))
-    except Exception:
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:
         return "<unprintable>"
 
 

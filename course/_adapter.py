@@ -41,6 +41,18 @@ def _closed_object(
     return value
 
 
+def _shown(value: object) -> str:
+    """A short, safe rendering of an unchecked value for an error message."""
+    kind = type(value)
+    if value is None or kind is bool or kind is float:
+        return repr(value)
+    if kind is int and -(10**20) < value < 10**20:  # type: ignore[operator]
+        return repr(value)
+    if kind is str:
+        return repr(value[:40])  # type: ignore[index]
+    return f"`{type_name(value)}`"
+
+
 class FixtureProviderAdapter:
     """An offline provider: replays a fixture's responses, one per ``stream()`` call.
 
@@ -60,12 +72,8 @@ class FixtureProviderAdapter:
         version = fields["schemaVersion"]
         if type(version) is not int or version != SCHEMA_VERSION:
             raise root.error(
-                f"Expected `schemaVersion` to be the integer {SCHEMA_VERSION}, got "
-                + (
-                    repr(version)
-                    if type(version) is int or type(version) is float or type(version) is str
-                    else f"`{type_name(version)}`"
-                ),
+                f"Expected `schemaVersion` to be the integer {SCHEMA_VERSION}, "
+                f"got {_shown(version)}",
                 "schemaVersion",
             )
         responses = fields["responses"]

@@ -7,7 +7,7 @@ all the way down; ``to_dict()`` gives the protocol's own camelCase JSON.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
@@ -174,3 +174,61 @@ class CourseModelResponse:
             "stopReason": self.stop_reason,
             "usage": self.usage.to_dict(),
         }
+
+
+# -- construction on the hot path --------------------------------------------------------
+#
+# A frozen dataclass's generated __init__ sets every field through object.__setattr__.
+# Setting the slots through their descriptors builds the very same object in about
+# half the time, and building a chunk and its block is most of what streaming a
+# record costs. The parser uses these; everyone else uses the ordinary constructors.
+
+_new = object.__new__
+_Setter: TypeAlias = Callable[[object, object], None]
+
+
+def _slot_setters(cls: type, *names: str) -> tuple[_Setter, ...]:
+    setters: tuple[_Setter, ...] = tuple(vars(cls)[name].__set__ for name in names)
+    return setters
+
+
+_text_chunk_slots = _slot_setters(CourseTextDeltaChunk, "text", "content_index", "type")
+_text_block_slots = _slot_setters(CourseTextBlock, "text", "type")
+_tool_chunk_slots = _slot_setters(
+    CourseToolCallChunk, "id", "name", "arguments", "content_index", "type"
+)
+_tool_block_slots = _slot_setters(CourseToolCallBlock, "id", "name", "arguments", "type")
+
+
+def text_delta(text: str, content_index: int) -> tuple[CourseTextDeltaChunk, CourseTextBlock]:
+    """``CourseTextDeltaChunk(text, content_index)`` and ``CourseTextBlock(text)``, fast."""
+    set_text, set_index, set_type = _text_chunk_slots
+    chunk = _new(CourseTextDeltaChunk)
+    set_text(chunk, text)
+    set_index(chunk, content_index)
+    set_type(chunk, "textDelta")
+    set_block_text, set_block_type = _text_block_slots
+    block = _new(CourseTextBlock)
+    set_block_text(block, text)
+    set_block_type(block, "text")
+    return chunk, block
+
+
+def tool_call(
+    call_id: str, name: str, arguments: Mapping[str, JsonValue], content_index: int
+) -> tuple[CourseToolCallChunk, CourseToolCallBlock]:
+    """``CourseToolCallChunk(...)`` and ``CourseToolCallBlock(...)``, fast."""
+    set_id, set_name, set_arguments, set_index, set_type = _tool_chunk_slots
+    chunk = _new(CourseToolCallChunk)
+    set_id(chunk, call_id)
+    set_name(chunk, name)
+    set_arguments(chunk, arguments)
+    set_index(chunk, content_index)
+    set_type(chunk, "toolCall")
+    set_block_id, set_block_name, set_block_arguments, set_block_type = _tool_block_slots
+    block = _new(CourseToolCallBlock)
+    set_block_id(block, call_id)
+    set_block_name(block, name)
+    set_block_arguments(block, arguments)
+    set_block_type(block, "toolCall")
+    return chunk, block

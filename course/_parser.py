@@ -32,10 +32,9 @@ from ._model import (
     CourseModelResponse,
     CourseModelUsage,
     CourseStopReason,
-    CourseTextBlock,
-    CourseTextDeltaChunk,
-    CourseToolCallBlock,
     CourseToolCallChunk,
+    text_delta,
+    tool_call,
 )
 from ._untrusted import type_name
 
@@ -269,9 +268,10 @@ class ResponseParser:
             text = fields.get("text", _MISSING)
             if type(text) is not str or len(fields) != 2:
                 raise self._malformed(fields, kind, index)
-            block_index = len(self._content)
-            self._content.append(CourseTextBlock(text))
-            return CourseTextDeltaChunk(text, block_index)
+            content = self._content
+            chunk, block = text_delta(text, len(content))
+            content.append(block)
+            return chunk
         if kind == "tool_call":
             return self._on_tool_call(fields, index)
         if kind == "response_start":
@@ -329,10 +329,11 @@ class ResponseParser:
                 "id",
             )
         self._tool_ids.add(call_id)
-        block_index = len(self._content)
+        content = self._content
         # ``arguments`` is already a read-only deep copy, made once at the boundary.
-        self._content.append(CourseToolCallBlock(call_id, name, arguments))
-        return CourseToolCallChunk(call_id, name, arguments, block_index)
+        chunk, block = tool_call(call_id, name, arguments, len(content))
+        content.append(block)
+        return chunk
 
     def _on_end(self, fields: Mapping[str, JsonValue], index: int) -> None:
         response_id = fields.get("responseId", _MISSING)

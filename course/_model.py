@@ -200,18 +200,23 @@ _tool_chunk_slots = _slot_setters(
 _tool_block_slots = _slot_setters(CourseToolCallBlock, "id", "name", "arguments", "type")
 
 
-def text_delta(text: str, content_index: int) -> tuple[CourseTextDeltaChunk, CourseTextBlock]:
-    """``CourseTextDeltaChunk(text, content_index)`` and ``CourseTextBlock(text)``, fast."""
+def text_delta(text: str, content_index: int) -> CourseTextDeltaChunk:
+    """``CourseTextDeltaChunk(text, content_index)``, fast."""
     set_text, set_index, set_type = _text_chunk_slots
     chunk = _new(CourseTextDeltaChunk)
     set_text(chunk, text)
     set_index(chunk, content_index)
     set_type(chunk, "textDelta")
-    set_block_text, set_block_type = _text_block_slots
+    return chunk
+
+
+def text_block(text: str) -> CourseTextBlock:
+    """``CourseTextBlock(text)``, fast."""
+    set_text, set_type = _text_block_slots
     block = _new(CourseTextBlock)
-    set_block_text(block, text)
-    set_block_type(block, "text")
-    return chunk, block
+    set_text(block, text)
+    set_type(block, "text")
+    return block
 
 
 def tool_call(

@@ -27,12 +27,13 @@ from ._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
 from ._json import JsonValue
 from ._model import (
     CourseAssistantMessage,
-    CourseContentBlock,
     CourseModelChunk,
     CourseModelResponse,
     CourseModelUsage,
     CourseStopReason,
+    CourseToolCallBlock,
     CourseToolCallChunk,
+    text_block,
     text_delta,
     tool_call,
 )
@@ -131,6 +132,7 @@ ORDER_ERRORS: Final[Mapping[tuple[ParserState, str], FixtureProviderErrorCode]] 
 
 _MISSING: Final = object()
 _UNKNOWN: Final = object()
+_ENDED: Final = ParserState.ENDED  # a global is read in a few ns, an Enum member in ~50
 
 # ORDER_ERRORS as one lookup per record: for each state, every known type's verdict
 # (``None`` when allowed); a type missing from it is unknown.
@@ -138,7 +140,8 @@ _VERDICTS: Final = {
     state: {kind: ORDER_ERRORS.get((state, kind)) for kind in RECORD_FIELDS}
     for state in ParserState
 }
-_Mapping = MappingProxyType  # the type ``freeze`` gives every JSON object
+_Mapping = MappingProxyType  # the type ``freeze`` gives every JSON object in a record
+_Record = dict  # and the record object itself, which never leaves the parser
 
 
 def describe(value: object) -> str:
@@ -155,7 +158,7 @@ def describe(value: object) -> str:
         return f"string {text!r}"
     if kind is tuple:
         return "array"
-    if kind is _Mapping:
+    if kind is _Mapping or kind is _Record:
         return "object"
     return f"`{type_name(value)}`"
 
@@ -206,7 +209,10 @@ class ResponseParser:
         self._response_index = response_index
         self._enter(ParserState.AWAITING_START)
         self._response_id = ""
-        self._content: list[CourseContentBlock] = []
+        # The message content so far: a text delta's ``str`` (its block is built at the
+        # end, which keeps a long response's blocks out of the garbage collector's way
+        # while it streams) or a tool call's block.
+        self._content: list[str | CourseToolCallBlock] = []
         self._tool_ids: set[str] = set()
         self._response: CourseModelResponse | None = None
 
@@ -232,9 +238,9 @@ class ResponseParser:
 
     def feed(self, record: JsonValue, index: int) -> CourseModelChunk | None:
         """Judge one record (the ``index``-th of the response) and advance."""
-        if self._state is ParserState.ENDED:
+        if self._state is _ENDED:
             raise self._after_terminal(record, index)
-        if type(record) is not _Mapping:
+        if type(record) is not _Record:
             raise self._error(
                 Code.PROVIDER_MALFORMED_EVENT,
                 f"Expected a record object, got {describe(record)}",
@@ -269,9 +275,8 @@ class ResponseParser:
             if type(text) is not str or len(fields) != 2:
                 raise self._malformed(fields, kind, index)
             content = self._content
-            chunk, block = text_delta(text, len(content))
-            content.append(block)
-            return chunk
+            content.append(text)
+            return text_delta(text, len(content) - 1)
         if kind == "tool_call":
             return self._on_tool_call(fields, index)
         if kind == "response_start":
@@ -365,7 +370,10 @@ class ResponseParser:
         self._response = CourseModelResponse(
             self._request_id,
             response_id,
-            CourseAssistantMessage("message-" + response_id, tuple(self._content)),
+            CourseAssistantMessage(
+                "message-" + response_id,
+                tuple([text_block(b) if type(b) is str else b for b in self._content]),  # type: ignore[misc]
+            ),
             stop_reason,
             usage,
         )
@@ -408,7 +416,7 @@ class ResponseParser:
     # -- diagnosis --------------------------------------------------------------------
 
     def _after_terminal(self, record: JsonValue, index: int) -> FixtureProviderError:
-        if type(record) is _Mapping and record.get("type") == "response_end":
+        if type(record) is _Record and record.get("type") == "response_end":
             return self._error(
                 Code.PROVIDER_DUPLICATE_TERMINAL,
                 "A second `response_end` came after the terminal",
@@ -419,7 +427,7 @@ class ResponseParser:
             f"Expected the records to end after `response_end`, got {describe(record)}"
             + (
                 f" of type {record.get('type')!r}"
-                if type(record) is _Mapping and "type" in record
+                if type(record) is _Record and "type" in record
                 else ""
             ),
             index,

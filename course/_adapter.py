@@ -7,7 +7,7 @@ from typing import Final
 
 from ._abort import AbortSignal
 from ._errors import FixtureProviderError, FixtureProviderErrorCode
-from ._json import JsonValue, Location, freeze
+from ._json import JsonValue, Location, Memo, freeze
 from ._model import CourseModelRequest
 from ._source import SourceFeed, is_async_source
 from ._stream import CourseModelStream
@@ -83,7 +83,7 @@ class FixtureProviderAdapter:
                 "responses",
             )
         queue: deque[tuple[int, tuple[JsonValue, ...] | SourceFeed]] = deque()
-        memo: dict[int, JsonValue] = {}
+        memo: Memo = {}
         sources: set[int] = set()
         for index, response in enumerate(responses):
             where = Location(("responses", index), index)
@@ -130,7 +130,10 @@ class FixtureProviderAdapter:
         stream; only a programming error (a request without a ``str`` id, a signal
         that is not an ``AbortSignal``) raises ``TypeError`` here, counting no call.
         """
-        request_id = getattr(request, "id", None)
+        try:
+            request_id = getattr(request, "id", None)
+        except Exception as exc:
+            raise TypeError(f"stream() could not read the request's `id`: {exc!r}") from exc
         if not isinstance(request_id, str):
             raise TypeError(
                 f"stream() needs a request with a str `id`, got {type(request).__qualname__}"

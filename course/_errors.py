@@ -81,7 +81,12 @@ class FixtureProviderError(Exception):
         self.path = path
 
     def __str__(self) -> str:
-        where = f" (at {self.path})" if self.path is not None else ""
+        if self.path is None:
+            where = ""
+        elif self.path == "":
+            where = " (at the fixture root)"
+        else:
+            where = f" (at {self.path})"
         return f"{self.code.value}: {self.message}{where}"
 
     def __repr__(self) -> str:

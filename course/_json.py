@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
-from typing import Final, TypeAlias
+from typing import TypeAlias
 
 from ._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
 from ._untrusted import type_name
@@ -94,16 +94,16 @@ def _scalar_problem(value: object) -> str | None:
 
 
 # Containers around a record: the fixture root, the response list, the response and
-# its record list.
+# its record list. A record object sits at level RECORD_DEPTH + 1 = 5.
 RECORD_DEPTH = 4
 
+Memo: TypeAlias = "dict[int, tuple[JsonValue, int]]"
+"""For each container copied so far, by ``id``: its copy and its height (a container
+holding no container has height 1). The height lets a shared copy be reused only
+where it still fits under ``MAX_DEPTH``."""
 
-def freeze(
-    record: object,
-    response_index: int,
-    record_index: int,
-    memo: dict[int, JsonValue],
-) -> JsonValue:
+
+def freeze(record: object, response_index: int, record_index: int, memo: Memo) -> JsonValue:
     """Check a record as plain JSON and return its copy.
 
     Everything inside the copy is read-only (``MappingProxyType`` and ``tuple``), and
@@ -111,9 +111,9 @@ def freeze(
     leaves the adapter, and a plain dict of strings and numbers costs less memory and
     is not tracked by the garbage collector, which matters at a million records.
 
-    ``memo`` maps the ``id`` of each container copied so far to its copy; passing one
-    memo to many calls preserves sharing across them, as ``copy.deepcopy`` does.
-    Raises ``PROVIDER_INVALID_FIXTURE`` located at the record or inside it.
+    Passing one ``memo`` to many calls preserves sharing across them, as
+    ``copy.deepcopy`` does. Raises ``PROVIDER_INVALID_FIXTURE`` located at the record
+    or inside it.
     """
     kind = type(record)
     if kind is dict:
@@ -131,11 +131,13 @@ def freeze(
                 or (item_kind is int and -_INT_LIMIT < item < _INT_LIMIT)
             ):
                 copy[key] = item
-            else:
-                copied = _quick_copy(item, _QUICK_DEPTH, memo)
-                if copied is _GIVE_UP:
+            elif item_kind is dict or item_kind is list:
+                entry = _quick_copy(item, RECORD_DEPTH + 2, memo)
+                if entry is None:
                     break
-                copy[key] = copied  # type: ignore[assignment]
+                copy[key] = entry[0]
+            else:
+                break
         else:
             return copy
     elif kind is not list:
@@ -143,65 +145,84 @@ def freeze(
         if problem is not None:
             raise _record_location(response_index, record_index).error(problem)
         return record  # type: ignore[return-value]
-    done = memo.get(id(record))
-    if done is None:
-        where = _record_location(response_index, record_index)
-        done = _freeze_tree(record, where, RECORD_DEPTH, memo)  # type: ignore[arg-type]
+    where = _record_location(response_index, record_index)
+    done = _freeze_tree(record, where, RECORD_DEPTH, memo)  # type: ignore[arg-type]
     return dict(done) if type(done) is MappingProxyType else done
 
 
-# How deep ``_quick_copy`` recurses before it leaves the rest to ``_freeze_tree``: deep
-# enough for ordinary arguments, shallow enough never to strain Python's stack.
-_QUICK_DEPTH = 12
-_GIVE_UP: Final = object()
+# The deepest level ``_quick_copy`` opens a container at before it leaves the rest to
+# ``_freeze_tree``: deep enough for ordinary arguments, shallow enough never to strain
+# Python's stack.
+_QUICK_LEVELS = RECORD_DEPTH + 1 + 12
 
 
-def _quick_copy(value: object, depth_left: int, memo: dict[int, JsonValue]) -> object:
-    """Copy plain JSON, or return ``_GIVE_UP`` at anything unusual.
+def _quick_copy(value: object, level: int, memo: Memo) -> tuple[JsonValue, int] | None:
+    """Copy a dict or list at nesting ``level`` (the root is 1); ``None`` if unusual.
 
     Why: ``_freeze_tree`` explains every problem with its exact path, and pays for it
     with a frame per container. Well-formed values, nearly all of them, take this
-    recursive path at a fraction of the cost; anything it does not accept outright
-    (a foreign type, a non-finite float, a long int, depth past ``_QUICK_DEPTH``,
-    which includes every cycle) is judged again, from the record, by ``_freeze_tree``.
-    Containers it finishes go into the memo, so sharing is kept either way.
+    recursive path at a fraction of the cost. Anything it does not accept outright (a
+    foreign type, a non-finite float, a long int, a level past ``_QUICK_LEVELS``,
+    which includes every cycle, or a shared copy too tall to fit here) is judged
+    again, from the record, by ``_freeze_tree``. Containers it finishes go into the
+    memo with their height, so sharing is kept either way.
     """
-    kind = type(value)
-    if kind is str or value is None or kind is bool:
-        return value
-    if kind is int:
-        return value if -_INT_LIMIT < value < _INT_LIMIT else _GIVE_UP
-    if kind is float:
-        return value if math.isfinite(value) else _GIVE_UP  # type: ignore[arg-type]
-    if kind is not dict and kind is not list:
-        return _GIVE_UP
     done = memo.get(id(value))
     if done is not None:
-        return done
-    if not depth_left:
-        return _GIVE_UP
-    depth_left -= 1
+        return done if level + done[1] - 1 <= MAX_DEPTH else None
+    if level > _QUICK_LEVELS:
+        return None
+    height = 1
     result: JsonValue
-    if kind is dict:
+    if type(value) is dict:
         copy: dict[str, JsonValue] = {}
-        for key, item in value.items():  # type: ignore[attr-defined]
+        for key, item in value.items():
+            kind = type(item)
             if type(key) is not str:
-                return _GIVE_UP
-            copied = _quick_copy(item, depth_left, memo)
-            if copied is _GIVE_UP:
-                return _GIVE_UP
-            copy[key] = copied  # type: ignore[assignment]
+                return None
+            if (
+                kind is str
+                or item is None
+                or kind is bool
+                or (kind is int and -_INT_LIMIT < item < _INT_LIMIT)
+                or (kind is float and math.isfinite(item))
+            ):
+                copy[key] = item
+            elif kind is dict or kind is list:
+                entry = _quick_copy(item, level + 1, memo)
+                if entry is None:
+                    return None
+                copy[key] = entry[0]
+                if entry[1] >= height:
+                    height = entry[1] + 1
+            else:
+                return None
         result = MappingProxyType(copy)
     else:
         items: list[JsonValue] = []
         for item in value:  # type: ignore[attr-defined]
-            copied = _quick_copy(item, depth_left, memo)
-            if copied is _GIVE_UP:
-                return _GIVE_UP
-            items.append(copied)  # type: ignore[arg-type]
+            kind = type(item)
+            if (
+                kind is str
+                or item is None
+                or kind is bool
+                or (kind is int and -_INT_LIMIT < item < _INT_LIMIT)
+                or (kind is float and math.isfinite(item))
+            ):
+                items.append(item)
+            elif kind is dict or kind is list:
+                entry = _quick_copy(item, level + 1, memo)
+                if entry is None:
+                    return None
+                items.append(entry[0])
+                if entry[1] >= height:
+                    height = entry[1] + 1
+            else:
+                return None
         result = tuple(items)
-    memo[id(value)] = result
-    return result
+    entry = (result, height)
+    memo[id(value)] = entry
+    return entry
 
 
 def _record_location(response_index: int, record_index: int) -> Location:
@@ -211,24 +232,19 @@ def _record_location(response_index: int, record_index: int) -> Location:
 
 
 def _freeze_tree(
-    value: dict[object, object] | list[object],
-    where: Location,
-    depth: int,
-    memo: dict[int, JsonValue],
+    value: dict[object, object] | list[object], where: Location, depth: int, memo: Memo
 ) -> JsonValue:
-    """The general, iterative copy of a container enclosed by ``depth`` containers."""
+    """The careful, iterative copy of a container enclosed by ``depth`` containers."""
     stack: list[_Frame] = []
     active: set[int] = set()  # ids of the containers being copied: a cycle's way back
+    too_deep = f"Nesting is deeper than the limit of {MAX_DEPTH} levels"
 
     def path_of(*extra: str | int) -> tuple[str | int, ...]:
         return (*(frame.key for frame in stack[1:]), *extra)
 
     def open_frame(container: dict[object, object] | list[object], key: str | int) -> None:
         if len(stack) + depth >= MAX_DEPTH:
-            raise where.error(
-                f"Nesting is deeper than the limit of {MAX_DEPTH} levels",
-                *(path_of(key) if stack else ()),
-            )
+            raise where.error(too_deep, *(path_of(key) if stack else ()))
         active.add(id(container))
         stack.append(_Frame(container, key))
 
@@ -256,7 +272,11 @@ def _freeze_tree(
                     open_frame(item, key)  # type: ignore[arg-type]
                     descended = True
                     break
-                frozen = seen
+                # A shared container, copied before: it must still fit at this level.
+                if depth + len(stack) + seen[1] > MAX_DEPTH:
+                    raise where.error(too_deep, *path_of(key))  # type: ignore[arg-type]
+                frozen = seen[0]
+                frame.height = max(frame.height, seen[1] + 1)
             else:
                 problem = _scalar_problem(item)
                 if problem is not None:
@@ -273,24 +293,26 @@ def _freeze_tree(
         result: JsonValue = (
             MappingProxyType(copy) if is_dict else tuple(copy)  # type: ignore[arg-type]
         )
-        memo[id(frame.source)] = result
+        memo[id(frame.source)] = (result, frame.height)
         if not stack:
             return result
-        parent = stack[-1].copy
-        if type(parent) is dict:
-            parent[frame.key] = result
+        parent = stack[-1]
+        parent.height = max(parent.height, frame.height + 1)
+        if type(parent.copy) is dict:
+            parent.copy[frame.key] = result
         else:
-            parent.append(result)  # type: ignore[union-attr]
+            parent.copy.append(result)  # type: ignore[union-attr]
 
 
 class _Frame:
     """A container being copied; resumed after each child container is finished."""
 
-    __slots__ = ("copy", "items", "key", "source")
+    __slots__ = ("copy", "height", "items", "key", "source")
 
     def __init__(self, source: dict[object, object] | list[object], key: str | int) -> None:
         self.source = source
         self.key = key  # where the copy goes in its parent
+        self.height = 1  # of the copy so far
         self.items: Iterator[tuple[object, object]]
         self.copy: dict[object, object] | list[object]
         if type(source) is dict:
@@ -342,3 +364,66 @@ def thaw(value: JsonValue) -> PlainJson:
         else:
             copy.extend([copy_of(item) for item in source])  # type: ignore[attr-defined,union-attr]
     return result
+
+
+def refreeze(value: PlainJson) -> JsonValue:
+    """The read-only form of trusted plain JSON (from ``thaw``), sharing kept."""
+    memo: dict[int, JsonValue] = {}
+
+    def walk(item: PlainJson) -> JsonValue:
+        if type(item) is dict:
+            known = memo.get(id(item))
+            if known is None:
+                known = memo[id(item)] = MappingProxyType({k: walk(v) for k, v in item.items()})
+            return known
+        if type(item) is list:
+            known = memo.get(id(item))
+            if known is None:
+                known = memo[id(item)] = tuple([walk(v) for v in item])
+            return known
+        return item  # type: ignore[return-value]
+
+    return walk(value)
+
+
+def preview(value: JsonValue, limit: int = 200) -> str:
+    """A short JSON-like rendering of a read-only value, for ``repr``.
+
+    Why: ``repr`` of a mapping walks every path, so a shared sub-object printed at
+    each place it appears can expand a small graph into an enormous string. This
+    stops at ``limit`` characters, whatever the graph.
+    """
+    parts: list[str] = []
+    room = limit
+
+    def put(text: str) -> None:
+        nonlocal room
+        parts.append(text)
+        room -= len(text)
+
+    def walk(item: JsonValue) -> None:
+        # Each level writes at least one character, so depth is bounded by ``limit``.
+        if isinstance(item, Mapping):
+            put("{")
+            for index, (key, child) in enumerate(item.items()):
+                if room <= 0:
+                    put("...")
+                    break
+                put(f"{', ' if index else ''}{key!r}: ")
+                walk(child)
+            put("}")
+        elif type(item) is tuple:
+            put("[")
+            for index, child in enumerate(item):
+                if room <= 0:
+                    put("...")
+                    break
+                put(", " if index else "")
+                walk(child)
+            put("]")
+        else:
+            text = repr(item)
+            put(text if len(text) <= max(room, 20) else text[: max(room, 20)] + "...")
+
+    walk(value)
+    return "".join(parts)

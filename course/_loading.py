@@ -84,7 +84,7 @@ def parse_json(text: str, offsets: dict[str, int] | None = None) -> PlainJson:
         try:
             key, after = scanstring(text, i + 1, True)
         except json.JSONDecodeError as exc:
-            raise JsonSyntaxError(exc.pos, exc.msg, frame.path) from None
+            raise JsonSyntaxError(exc.pos, _reason(exc), frame.path) from None
         if key in frame.keys:
             frame.key = key
             raise fail(i, f"Duplicate key {key!r} in one object")
@@ -125,7 +125,7 @@ def parse_json(text: str, offsets: dict[str, int] | None = None) -> PlainJson:
             try:
                 value, i = scanstring(text, i + 1, True)
             except json.JSONDecodeError as exc:
-                raise fail(exc.pos, exc.msg) from None
+                raise fail(exc.pos, _reason(exc)) from None
         elif char == "-" or "0" <= char <= "9":
             match = _NUMBER.match(text, i)
             if match is None:
@@ -221,14 +221,34 @@ def read_fixture(
         raise FixtureProviderError(
             FixtureProviderErrorCode.PROVIDER_INVALID_FIXTURE,
             f"{name}:{line}:{column}: Expected UTF-8 text, got the invalid byte "
-            f"0x{data[exc.start]:02x}",
+            f"0x{data[exc.start]:02x} (line {line}, column {column})",
         ) from None
     try:
         return parse_json(text, offsets), text
     except JsonSyntaxError as exc:
         line, column = line_and_column(text, exc.offset)
+        response_index, record_index = _indexes(exc.path)
         raise FixtureProviderError(
             FixtureProviderErrorCode.PROVIDER_INVALID_FIXTURE,
-            f"{name}:{line}:{column}: {exc.message}",
+            f"{name}:{line}:{column}: {exc.message} (line {line}, column {column})",
+            response_index=response_index,
+            record_index=record_index,
             path=exc.path,
         ) from None
+
+
+def _reason(exc: json.JSONDecodeError) -> str:
+    # json's messages end in " at" before the position it reports separately.
+    return exc.msg.removesuffix(" at").removesuffix(" starting")
+
+
+_RECORD_POINTER = re.compile(r"/responses/(\d+)(?:/records/(\d+))?")
+
+
+def _indexes(path: str | None) -> tuple[int | None, int | None]:
+    """The response and record indexes a JSON pointer into a fixture names, if any."""
+    match = _RECORD_POINTER.match(path or "")
+    if match is None:
+        return None, None
+    record = match.group(2)
+    return int(match.group(1)), None if record is None else int(record)

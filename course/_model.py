@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
-from ._json import JsonValue, PlainJson, thaw
+from ._json import JsonValue, PlainJson, preview, refreeze, thaw
 
 __all__ = [
     "CourseAssistantMessage",
@@ -66,7 +66,7 @@ class CourseTextDeltaChunk:
         return {"type": self.type, "text": self.text, "contentIndex": self.content_index}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class CourseToolCallChunk:
     """A complete tool call, streamed with the provider's own id."""
 
@@ -86,6 +86,21 @@ class CourseToolCallChunk:
             "contentIndex": self.content_index,
         }
 
+    def __repr__(self) -> str:
+        return (
+            f"CourseToolCallChunk(id={self.id!r}, name={self.name!r}, "
+            f"arguments={preview(self.arguments)}, content_index={self.content_index!r})"
+        )
+
+    def __copy__(self) -> CourseToolCallChunk:
+        return self
+
+    def __deepcopy__(self, memo: object) -> CourseToolCallChunk:
+        return self  # immutable all the way down
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_tool_chunk, (self.id, self.name, thaw(self.arguments), self.content_index))
+
 
 CourseModelChunk: TypeAlias = CourseTextDeltaChunk | CourseToolCallChunk
 """What a stream yields while a response is under way."""
@@ -103,7 +118,7 @@ class CourseTextBlock:
         return {"type": self.type, "text": self.text}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class CourseToolCallBlock:
     """A tool call in a finished message, with the provider's own id."""
 
@@ -120,6 +135,21 @@ class CourseToolCallBlock:
             "name": self.name,
             "arguments": thaw(self.arguments),
         }
+
+    def __repr__(self) -> str:
+        return (
+            f"CourseToolCallBlock(id={self.id!r}, name={self.name!r}, "
+            f"arguments={preview(self.arguments)})"
+        )
+
+    def __copy__(self) -> CourseToolCallBlock:
+        return self
+
+    def __deepcopy__(self, memo: object) -> CourseToolCallBlock:
+        return self  # immutable all the way down
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_tool_block, (self.id, self.name, thaw(self.arguments)))
 
 
 CourseContentBlock: TypeAlias = CourseTextBlock | CourseToolCallBlock
@@ -237,3 +267,15 @@ def tool_call(
     set_block_arguments(block, arguments)
     set_block_type(block, "toolCall")
     return chunk, block
+
+
+def _tool_chunk(
+    call_id: str, name: str, arguments: dict[str, PlainJson], content_index: int
+) -> CourseToolCallChunk:
+    """Unpickle a tool chunk: its arguments travel as plain JSON."""
+    return CourseToolCallChunk(call_id, name, refreeze(arguments), content_index)  # type: ignore[arg-type]
+
+
+def _tool_block(call_id: str, name: str, arguments: dict[str, PlainJson]) -> CourseToolCallBlock:
+    """Unpickle a tool block: its arguments travel as plain JSON."""
+    return CourseToolCallBlock(call_id, name, refreeze(arguments))  # type: ignore[arg-type]

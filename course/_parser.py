@@ -389,10 +389,11 @@ class ResponseParser:
             or len(fields) != (2 if code is _MISSING else 3)
         ):
             return self._malformed(fields, "transport_error", index)
+        # The provider's words are data: quoted verbatim, never read as a code.
         provider_code = "" if code is _MISSING else f" (provider code {code!r})"
         return self._error(
             Code.PROVIDER_TRANSPORT_ERROR,
-            f"The provider reported a transport error{provider_code}: {message!r}",
+            f'The provider reported a transport error{provider_code}: "{message}"',
             index,
         )
 

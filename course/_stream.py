@@ -107,6 +107,17 @@ class CourseModelStream:
         return self
 
     async def __anext__(self) -> CourseModelChunk:
+        if (
+            self._source is None
+            and self._outcome is None
+            and not self._pending
+            and (self._signal is None or not self._signal.aborted)
+        ):
+            # The common case, array records with nothing queued or aborted: one
+            # call less per chunk than the general loop below.
+            chunk = self._pull_records()
+            if chunk is not None:
+                return chunk
         while True:
             if self._outcome is None and self._signal is not None and self._signal.aborted:
                 await self._stop(self._aborted_error())

@@ -116,9 +116,11 @@ def freeze(record: object, response_index: int, record_index: int, memo: Memo) -
     or inside it.
     """
     kind = type(record)
-    if kind is dict:
+    if kind is dict and len(record) <= _RECORD_LIMIT:  # type: ignore[arg-type]
         # Fast path for well-formed records. The record's own object is not memoized:
-        # it is never emitted, so copying a shared one twice is invisible and linear.
+        # it is never emitted, so copying a shared one twice is invisible, and the size
+        # bound keeps that a constant factor (a large record shared many times takes the
+        # memo below and is copied once).
         copy: dict[str, JsonValue] = {}
         for key, item in record.items():  # type: ignore[attr-defined]
             item_kind = type(item)
@@ -140,14 +142,23 @@ def freeze(record: object, response_index: int, record_index: int, memo: Memo) -
                 break
         else:
             return copy
-    elif kind is not list:
+    elif kind is not list and kind is not dict:
         problem = _scalar_problem(record)
         if problem is not None:
             raise _record_location(response_index, record_index).error(problem)
         return record  # type: ignore[return-value]
+    # A large or unusual record object stays the memo's read-only mapping (the parser
+    # takes both), so one shared many times is still copied once.
+    done = memo.get(id(record))
+    if done is not None and RECORD_DEPTH + done[1] <= MAX_DEPTH:
+        return done[0]
     where = _record_location(response_index, record_index)
-    done = _freeze_tree(record, where, RECORD_DEPTH, memo)  # type: ignore[arg-type]
-    return dict(done) if type(done) is MappingProxyType else done
+    return _freeze_tree(record, where, RECORD_DEPTH, memo)  # type: ignore[arg-type]
+
+
+_RECORD_LIMIT = 32
+"""Record objects of at most this many keys are copied without the memo (every valid
+record has at most five)."""
 
 
 # The deepest level ``_quick_copy`` opens a container at before it leaves the rest to
@@ -199,6 +210,21 @@ def _quick_copy(value: object, level: int, memo: Memo) -> tuple[JsonValue, int] 
                 return None
         result = MappingProxyType(copy)
     else:
+        for item in value:  # type: ignore[attr-defined]
+            kind = type(item)
+            if not (
+                kind is str
+                or item is None
+                or kind is bool
+                or (kind is int and -_INT_LIMIT < item < _INT_LIMIT)
+                or (kind is float and math.isfinite(item))
+            ):
+                break
+        else:
+            # Scalars only: the tuple is the copy, with no list in between.
+            entry = (tuple(value), 1)  # type: ignore[arg-type]
+            memo[id(value)] = entry
+            return entry
         items: list[JsonValue] = []
         for item in value:  # type: ignore[attr-defined]
             kind = type(item)

@@ -222,51 +222,63 @@ def _slot_setters(cls: type, *names: str) -> tuple[_Setter, ...]:
     return setters
 
 
-_text_chunk_slots = _slot_setters(CourseTextDeltaChunk, "text", "content_index", "type")
-_text_block_slots = _slot_setters(CourseTextBlock, "text", "type")
-_tool_chunk_slots = _slot_setters(
-    CourseToolCallChunk, "id", "name", "arguments", "content_index", "type"
+# Module globals, not tuples to unpack on every call.
+_set_text_chunk_text, _set_text_chunk_index, _set_text_chunk_type = _slot_setters(
+    CourseTextDeltaChunk, "text", "content_index", "type"
 )
-_tool_block_slots = _slot_setters(CourseToolCallBlock, "id", "name", "arguments", "type")
+_set_text_block_text, _set_text_block_type = _slot_setters(CourseTextBlock, "text", "type")
+(
+    _set_tool_chunk_id,
+    _set_tool_chunk_name,
+    _set_tool_chunk_arguments,
+    _set_tool_chunk_index,
+    _set_tool_chunk_type,
+) = _slot_setters(CourseToolCallChunk, "id", "name", "arguments", "content_index", "type")
+(
+    _set_tool_block_id,
+    _set_tool_block_name,
+    _set_tool_block_arguments,
+    _set_tool_block_type,
+) = _slot_setters(CourseToolCallBlock, "id", "name", "arguments", "type")
 
 
 def text_delta(text: str, content_index: int) -> CourseTextDeltaChunk:
     """``CourseTextDeltaChunk(text, content_index)``, fast."""
-    set_text, set_index, set_type = _text_chunk_slots
     chunk = _new(CourseTextDeltaChunk)
-    set_text(chunk, text)
-    set_index(chunk, content_index)
-    set_type(chunk, "textDelta")
+    _set_text_chunk_text(chunk, text)
+    _set_text_chunk_index(chunk, content_index)
+    _set_text_chunk_type(chunk, "textDelta")
     return chunk
 
 
 def text_block(text: str) -> CourseTextBlock:
     """``CourseTextBlock(text)``, fast."""
-    set_text, set_type = _text_block_slots
     block = _new(CourseTextBlock)
-    set_text(block, text)
-    set_type(block, "text")
+    _set_text_block_text(block, text)
+    _set_text_block_type(block, "text")
     return block
 
 
 def tool_call(
-    call_id: str, name: str, arguments: Mapping[str, JsonValue], content_index: int
-) -> tuple[CourseToolCallChunk, CourseToolCallBlock]:
-    """``CourseToolCallChunk(...)`` and ``CourseToolCallBlock(...)``, fast."""
-    set_id, set_name, set_arguments, set_index, set_type = _tool_chunk_slots
+    call_id: str,
+    name: str,
+    arguments: Mapping[str, JsonValue],
+    content: list[str | CourseToolCallBlock],
+) -> CourseToolCallChunk:
+    """Append the ``CourseToolCallBlock`` to ``content`` and return its chunk, fast."""
     chunk = _new(CourseToolCallChunk)
-    set_id(chunk, call_id)
-    set_name(chunk, name)
-    set_arguments(chunk, arguments)
-    set_index(chunk, content_index)
-    set_type(chunk, "toolCall")
-    set_block_id, set_block_name, set_block_arguments, set_block_type = _tool_block_slots
+    _set_tool_chunk_id(chunk, call_id)
+    _set_tool_chunk_name(chunk, name)
+    _set_tool_chunk_arguments(chunk, arguments)
+    _set_tool_chunk_index(chunk, len(content))
+    _set_tool_chunk_type(chunk, "toolCall")
     block = _new(CourseToolCallBlock)
-    set_block_id(block, call_id)
-    set_block_name(block, name)
-    set_block_arguments(block, arguments)
-    set_block_type(block, "toolCall")
-    return chunk, block
+    _set_tool_block_id(block, call_id)
+    _set_tool_block_name(block, name)
+    _set_tool_block_arguments(block, arguments)
+    _set_tool_block_type(block, "toolCall")
+    content.append(block)
+    return chunk
 
 
 def _tool_chunk(

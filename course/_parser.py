@@ -132,6 +132,7 @@ ORDER_ERRORS: Final[Mapping[tuple[ParserState, str], FixtureProviderErrorCode]] 
 
 _MISSING: Final = object()
 _UNKNOWN: Final = object()
+_STREAMING: Final = ParserState.STREAMING
 _ENDED: Final = ParserState.ENDED  # a global is read in a few ns, an Enum member in ~50
 
 # ORDER_ERRORS as one lookup per record: for each state, every known type's verdict
@@ -140,8 +141,11 @@ _VERDICTS: Final = {
     state: {kind: ORDER_ERRORS.get((state, kind)) for kind in RECORD_FIELDS}
     for state in ParserState
 }
+_AWAITING_VERDICTS: Final = _VERDICTS[ParserState.AWAITING_START]
+_STREAMING_VERDICTS: Final = _VERDICTS[ParserState.STREAMING]
+_ENDED_VERDICTS: Final = _VERDICTS[ParserState.ENDED]
 _Mapping = MappingProxyType  # the type ``freeze`` gives every JSON object in a record
-_Record = dict  # and the record object itself, which never leaves the parser
+_Record = dict  # and most record objects themselves (large ones stay read-only mappings)
 
 
 def describe(value: object) -> str:
@@ -207,7 +211,7 @@ class ResponseParser:
     def __init__(self, request_id: str, response_index: int) -> None:
         self._request_id = request_id
         self._response_index = response_index
-        self._enter(ParserState.AWAITING_START)
+        self._enter(ParserState.AWAITING_START, _AWAITING_VERDICTS)
         self._response_id = ""
         # The message content so far: a text delta's ``str`` (its block is built at the
         # end, which keeps a long response's blocks out of the garbage collector's way
@@ -216,9 +220,13 @@ class ResponseParser:
         self._tool_ids: set[str] = set()
         self._response: CourseModelResponse | None = None
 
-    def _enter(self, state: ParserState) -> None:
+    def _enter(
+        self, state: ParserState, verdicts: dict[str, FixtureProviderErrorCode | None]
+    ) -> None:
+        # The table comes in: ``_VERDICTS[state]`` would hash an Enum member, which runs
+        # ``Enum.__hash__`` in Python, three times per response.
         self._state = state
-        self._verdicts = _VERDICTS[state]
+        self._verdicts = verdicts
 
     @property
     def state(self) -> ParserState:
@@ -238,9 +246,18 @@ class ResponseParser:
 
     def feed(self, record: JsonValue, index: int) -> CourseModelChunk | None:
         """Judge one record (the ``index``-th of the response) and advance."""
+        # Fast path for the commonest record, a well-formed text delta while streaming:
+        # rules 1 to 4 cannot apply to it and its payload is exactly a ``str`` text.
+        # Any other record takes the full judgement below.
+        if self._state is _STREAMING and type(record) is _Record and len(record) == 2:
+            text = record.get("text", _MISSING)
+            if type(text) is str and record.get("type") == "text_delta":
+                content = self._content
+                content.append(text)
+                return text_delta(text, len(content) - 1)
         if self._state is _ENDED:
             raise self._after_terminal(record, index)
-        if type(record) is not _Record:
+        if type(record) is not _Record and type(record) is not _Mapping:
             raise self._error(
                 Code.PROVIDER_MALFORMED_EVENT,
                 f"Expected a record object, got {describe(record)}",
@@ -311,7 +328,7 @@ class ResponseParser:
         ):
             raise self._malformed(fields, "response_start", index)
         self._response_id = response_id
-        self._enter(ParserState.STREAMING)
+        self._enter(_STREAMING, _STREAMING_VERDICTS)
 
     def _on_tool_call(self, fields: Mapping[str, JsonValue], index: int) -> CourseToolCallChunk:
         call_id = fields.get("id", _MISSING)
@@ -334,11 +351,8 @@ class ResponseParser:
                 "id",
             )
         self._tool_ids.add(call_id)
-        content = self._content
         # ``arguments`` is already a read-only deep copy, made once at the boundary.
-        chunk, block = tool_call(call_id, name, arguments, len(content))
-        content.append(block)
-        return chunk
+        return tool_call(call_id, name, arguments, self._content)
 
     def _on_end(self, fields: Mapping[str, JsonValue], index: int) -> None:
         response_id = fields.get("responseId", _MISSING)
@@ -366,7 +380,7 @@ class ResponseParser:
                 index,
                 "stopReason",
             )
-        self._enter(ParserState.ENDED)
+        self._enter(_ENDED, _ENDED_VERDICTS)
         self._response = CourseModelResponse(
             self._request_id,
             response_id,
@@ -399,25 +413,35 @@ class ResponseParser:
 
     def _usage(self, usage: object, index: int) -> CourseModelUsage | None:
         """The normalized usage, or ``None`` if anything about it is wrong."""
-        if type(usage) is not _Mapping:
+        if type(usage) is not _Mapping or len(usage) != 2:
             return None
-        counts: list[int] = []
-        for aliases in USAGE_ALIASES:
-            present = [alias for alias in aliases if alias in usage]
-            if len(present) != 1:
-                return None
-            value = usage[present[0]]
-            if type(value) is not int or not 0 <= value <= MAX_TOKENS:
-                return None
-            counts.append(value)
-        if len(usage) != 2:
+        # Two keys, and each count under exactly one of its aliases: nothing else.
+        counts: Mapping[str, JsonValue] = usage
+        input_tokens = counts.get("inputTokens", _MISSING)
+        if input_tokens is _MISSING:
+            input_tokens = counts.get("input_tokens", _MISSING)
+        elif "input_tokens" in counts:
             return None
-        return CourseModelUsage(counts[0], counts[1])
+        output_tokens = counts.get("outputTokens", _MISSING)
+        if output_tokens is _MISSING:
+            output_tokens = counts.get("output_tokens", _MISSING)
+        elif "output_tokens" in counts:
+            return None
+        if (
+            type(input_tokens) is not int
+            or type(output_tokens) is not int
+            or not 0 <= input_tokens <= MAX_TOKENS
+            or not 0 <= output_tokens <= MAX_TOKENS
+        ):
+            return None
+        return CourseModelUsage(input_tokens, output_tokens)
 
     # -- diagnosis --------------------------------------------------------------------
 
     def _after_terminal(self, record: JsonValue, index: int) -> FixtureProviderError:
-        if type(record) is _Record and record.get("type") == "response_end":
+        if (type(record) is _Record or type(record) is _Mapping) and record.get(
+            "type"
+        ) == "response_end":
             return self._error(
                 Code.PROVIDER_DUPLICATE_TERMINAL,
                 "A second `response_end` came after the terminal",
@@ -428,7 +452,7 @@ class ResponseParser:
             f"Expected the records to end after `response_end`, got {describe(record)}"
             + (
                 f" of type {record.get('type')!r}"
-                if type(record) is _Record and "type" in record
+                if (type(record) is _Record or type(record) is _Mapping) and "type" in record
                 else ""
             ),
             index,

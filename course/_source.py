@@ -23,12 +23,13 @@ from ._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
 from ._json import JsonValue, freeze
 from ._untrusted import MISSING, has_type_attribute, type_attribute, type_name
 
-__all__ = ["END", "SourceFeed", "is_async_source"]
+__all__ = ["END", "PASS_THROUGH", "SourceFeed", "is_async_source"]
 
 END: Final = object()
-"""What ``SourceFeed.next`` returns once the source is exhausted."""
+"""What ``SourceFeed.start_step`` and ``exhausted`` return once the source is done."""
 
 _PASS_THROUGH: Final = (KeyboardInterrupt, SystemExit, asyncio.CancelledError)
+PASS_THROUGH: Final = _PASS_THROUGH
 
 
 def is_async_source(value: object) -> bool:
@@ -98,11 +99,13 @@ class SourceFeed:
             f"The async record source failed {what}: {type_name(exc)}: {_text(exc)}", exc
         )
 
-    async def next(self) -> JsonValue | object:
-        """The next record, frozen, or ``END``.
+    def start_step(self) -> object:
+        """Claim the source if need be and start its next step: an awaitable, or ``END``.
 
-        Raises ``FixtureProviderError`` for a failing source or an unsafe record. A
-        ``CancelledError`` from the step propagates: the caller decides whose it is.
+        Raises ``FixtureProviderError`` for a failing ``__aiter__`` or ``__anext__``, or
+        a step that is not awaitable. The stream awaits the step in its own frame (a
+        coroutine less per record), maps what it raises with ``exhausted`` and
+        ``failed``, and hands the record it gives to ``accept``.
         """
         if self._iterator is None:
             try:
@@ -133,15 +136,15 @@ class SourceFeed:
                 f"The async record source's __anext__ returned {type_name(step)}, "
                 "which is not awaitable"
             )
-        try:
-            record = await step
-        except StopAsyncIteration:
-            self._done = True
-            return END
-        except _PASS_THROUGH:
-            raise
-        except BaseException as exc:
-            raise self.failed("while producing a record", exc) from exc
+        return step
+
+    def exhausted(self) -> object:
+        """The step raised ``StopAsyncIteration``: the source is done. Returns ``END``."""
+        self._done = True
+        return END
+
+    def accept(self, record: object) -> JsonValue:
+        """The frozen copy of the record a step gave."""
         index = self._index
         self._index = index + 1
         return freeze(record, self._response_index, index, {})

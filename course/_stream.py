@@ -27,7 +27,7 @@ from ._errors import FixtureProviderError, FixtureProviderErrorCode
 from ._json import JsonValue
 from ._model import CourseModelChunk, CourseModelResponse
 from ._parser import ResponseParser
-from ._source import END, SourceFeed
+from ._source import END, PASS_THROUGH, SourceFeed
 
 __all__ = ["CourseModelStream"]
 
@@ -215,7 +215,19 @@ class CourseModelStream:
             self._signal._subscribe(self._on_abort)
         failure: BaseException | None = None
         try:
-            record = await source.next()
+            # One step of the source, awaited in this frame: a coroutine less per record.
+            record = source.start_step()
+            if record is not END:
+                try:
+                    record = await record  # type: ignore[misc]
+                except StopAsyncIteration:
+                    record = source.exhausted()
+                except PASS_THROUGH:
+                    raise
+                except BaseException as exc:
+                    raise source.failed("while producing a record", exc) from exc
+                else:
+                    record = source.accept(record)
         except BaseException as exc:  # judged below, once our own request is undone
             record = None
             failure = exc
@@ -274,6 +286,8 @@ class CourseModelStream:
         await waiter
 
     def _wake_waiters(self) -> None:
+        if not self._waiters:
+            return
         waiters, self._waiters = self._waiters, []
         for waiter in waiters:
             if not waiter.done():

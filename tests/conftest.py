@@ -1,0 +1,33 @@
+"""Hypothesis profiles for the property suite.
+
+- ``default``: what CI runs. The whole property suite (``tests/test_properties.py``,
+  ``tests/test_hostile.py``, ``tests/test_fuzz_smoke.py``) stays well within a minute on
+  two cores, with asyncio debug mode on.
+- ``long``: many more examples, for deeper runs outside CI::
+
+      python -m pytest tests/test_properties.py tests/test_hostile.py --hypothesis-profile=long
+
+Hypothesis' own pytest plugin provides ``--hypothesis-profile``. No deadline in either
+profile: asyncio debug mode and shared CI machines make per-example timing noise, and the
+suite's budget is its total run time, not any one example's.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "default",
+    max_examples=100,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "long",
+    max_examples=5_000,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile("default")

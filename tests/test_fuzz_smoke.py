@@ -1,0 +1,109 @@
+"""A short, deterministic run of the fuzz target ``fuzz/fuzz_fixture.py``.
+
+The long run is manual (``python fuzz/fuzz_fixture.py --seconds 600``, see
+``fuzz/README.md``); this keeps the target working and proves it can report a finding.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from course import FixtureProviderError
+
+from .helpers import ROUNDTRIP_PATH, end, fixture, start, text
+
+FUZZ_PATH = Path(__file__).resolve().parent.parent / "fuzz" / "fuzz_fixture.py"
+
+
+def _load() -> ModuleType:
+    name = "fuzz_fixture"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, FUZZ_PATH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while it executes
+    spec.loader.exec_module(module)
+    return module
+
+
+fuzz_fixture = _load()
+
+
+def test_a_short_fuzz_run_finds_nothing(tmp_path: Path) -> None:
+    state = fuzz_fixture.fuzz(iterations=400, seed=0, crash_dir=tmp_path, log=lambda message: None)
+    assert state.executions == 400
+    # The run reached all three ends: rejected bytes, rejected fixtures, streamed ones.
+    assert set(state.outcomes) == {
+        "rejected by load_fixture",
+        "rejected by the adapter",
+        "streamed",
+    }
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_hypothesis_entry_point_runs_structured_inputs(tmp_path: Path) -> None:
+    state = fuzz_fixture.Run()
+    target = fuzz_fixture.hypothesis_target(state, tmp_path / "fixture.json", True)
+    for size in (0, 16, 512, 4096):
+        target(bytes(range(256)) * (size // 256) + bytes(size % 256))
+    assert state.executions >= 1
+
+
+HOSTILE_TEXTS = {
+    "bundled": ROUNDTRIP_PATH.read_bytes(),
+    "empty": b"",
+    "BOM": b"\xef\xbb\xbf" + ROUNDTRIP_PATH.read_bytes(),
+    "invalid UTF-8": b'{"schemaVersion": 1, "responses": [], "\xff": 1}',
+    "encoded surrogate": b'{"schemaVersion": 1, "responses": [], "\xed\xa0\x80": 1}',
+    "duplicate key": b'{"schemaVersion": 1, "schemaVersion": 1, "responses": []}',
+    "NaN": b'{"schemaVersion": NaN, "responses": []}',
+    "overflow": b'{"schemaVersion": 1e400, "responses": []}',
+    "4301 digits": b'{"schemaVersion": ' + b"9" * 4301 + b', "responses": []}',
+    "100000 levels": b"[" * 100_000 + b"]" * 100_000,
+    "lone surrogate escape": json.dumps(
+        fixture([start("\ud800"), text("\udfff"), end("\ud800")])
+    ).encode(),
+    "not a fixture": b"[1, 2, 3]",
+    "trailing data": b'{"schemaVersion": 1, "responses": []} []',
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_TEXTS))
+def test_the_target_handles_hostile_texts(name: str, tmp_path: Path) -> None:
+    outcome = fuzz_fixture.check_bytes(HOSTILE_TEXTS[name], tmp_path / "fixture.json")
+    assert outcome in {"rejected by load_fixture", "rejected by the adapter", "streamed"}
+
+
+def test_a_disagreement_is_a_finding_and_its_input_is_saved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An oracle that predicts every response fails: the adapter disagrees at once.
+    monkeypatch.setattr(
+        fuzz_fixture,
+        "_predicted",
+        lambda data: [("PROVIDER_MISSING_TERMINAL", "None")] * 10,
+    )
+    with pytest.raises(fuzz_fixture.Finding):
+        fuzz_fixture.fuzz(iterations=200, seed=0, crash_dir=tmp_path, log=lambda m: None)
+    saved = list(tmp_path.iterdir())
+    assert len(saved) == 1
+
+
+def test_an_escaping_exception_is_a_finding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(path: object) -> object:
+        raise RecursionError("as if the loader recursed")
+
+    monkeypatch.setattr(fuzz_fixture, "load_fixture", broken)
+    with pytest.raises(fuzz_fixture.Finding) as caught:
+        fuzz_fixture.fuzz(iterations=10, seed=0, crash_dir=tmp_path, log=lambda m: None)
+    assert isinstance(caught.value.__cause__, RecursionError)
+    assert not isinstance(caught.value.__cause__, FixtureProviderError)

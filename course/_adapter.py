@@ -68,8 +68,7 @@ class FixtureProviderAdapter:
 
     def __init__(self, fixture: object) -> None:
         root = Location(())
-        _closed_object(fixture, FIXTURE_KEYS, root, "the fixture")
-        fields: dict[str, object] = fixture  # type: ignore[assignment]
+        fields = _closed_object(fixture, FIXTURE_KEYS, root, "the fixture")
         version = fields["schemaVersion"]
         if type(version) is not int or version != SCHEMA_VERSION:
             raise root.error(

@@ -244,9 +244,18 @@ def _load(name: str) -> tuple[_Fixture, FixtureProviderAdapter] | Finding:
             match = _LOADER_POSITION.match(message)
             if match is not None:
                 line, column = int(match.group(1)), int(match.group(2))
-                message = message[match.end() :]
+                message = message[match.end() :].removesuffix(f" (line {line}, column {column})")
             message = message.strip()
-        return Finding(name, "invalid", line, column, None, error.code.value, message, error.path)
+        return Finding(
+            name,
+            "invalid",
+            line,
+            column,
+            error.response_index,
+            error.code.value,
+            message,
+            error.path,
+        )
     fixture = _Fixture(name, text, offsets)
     try:
         return fixture, FixtureProviderAdapter(data)
@@ -320,6 +329,10 @@ def _bundled_fixture() -> Iterator[str]:
 def _validate(paths: list[str], *, quiet: bool, as_json: bool) -> int:
     out = _Out(sys.stdout)
     names = _expand(paths)
+    if not names:
+        # An empty folder is most likely a wrong path: never a silent pass in CI.
+        print("course-fixture validate: no fixture files found", file=sys.stderr)
+        return EXIT_NOT_A_FIXTURE
     findings: list[Finding] = []
     progress = _Progress(len(names))
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
-from typing import TypeAlias
+from typing import TypeAlias, overload
 
 from ._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
 from ._untrusted import type_name
@@ -126,11 +126,13 @@ def freeze(record: object, response_index: int, record_index: int, memo: Memo) -
             item_kind = type(item)
             if type(key) is not str:
                 break
+            # The plain-JSON scalar test, as in ``_quick_copy`` and ``_scalar_problem``.
             if (
                 item_kind is str
                 or item is None
                 or item_kind is bool
                 or (item_kind is int and -_INT_LIMIT < item < _INT_LIMIT)
+                or (item_kind is float and math.isfinite(item))
             ):
                 copy[key] = item
             elif item_kind is dict or item_kind is list:
@@ -349,6 +351,12 @@ class _Frame:
             self.copy = []
 
 
+@overload
+def thaw(value: Mapping[str, JsonValue]) -> dict[str, PlainJson]: ...
+@overload
+def thaw(value: tuple[JsonValue, ...]) -> list[PlainJson]: ...
+@overload
+def thaw(value: JsonValue) -> PlainJson: ...
 def thaw(value: JsonValue) -> PlainJson:
     """Return a plain, mutable deep copy of a read-only JSON value.
 

@@ -207,10 +207,10 @@ def read_fixture(
     try:
         with open(name, "rb") as file:
             data = file.read()
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: a path with a NUL byte
         error = FixtureProviderError(
             FixtureProviderErrorCode.PROVIDER_INVALID_FIXTURE,
-            f"{name}: cannot read the fixture file: {exc.strerror or exc}",
+            f"{name}: cannot read the fixture file: {getattr(exc, 'strerror', None) or exc}",
         )
         raise error from exc
     try:
@@ -242,7 +242,7 @@ def _reason(exc: json.JSONDecodeError) -> str:
     return exc.msg.removesuffix(" at").removesuffix(" starting")
 
 
-_RECORD_POINTER = re.compile(r"/responses/(\d+)(?:/records/(\d+))?")
+_RECORD_POINTER = re.compile(r"/responses/(\d+)(?=/|$)(?:/records/(\d+)(?=/|$))?")
 
 
 def _indexes(path: str | None) -> tuple[int | None, int | None]:

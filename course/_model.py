@@ -92,6 +92,12 @@ class CourseToolCallChunk:
             f"arguments={preview(self.arguments)}, content_index={self.content_index!r})"
         )
 
+    def __post_init__(self) -> None:
+        # Built by hand from a plain dict: make it read-only, as the adapter's own are
+        # (the adapter builds these without __init__, so this costs streaming nothing).
+        if type(self.arguments) is dict:
+            object.__setattr__(self, "arguments", refreeze(self.arguments))
+
     def __copy__(self) -> CourseToolCallChunk:
         return self
 
@@ -141,6 +147,12 @@ class CourseToolCallBlock:
             f"CourseToolCallBlock(id={self.id!r}, name={self.name!r}, "
             f"arguments={preview(self.arguments)})"
         )
+
+    def __post_init__(self) -> None:
+        # Built by hand from a plain dict: make it read-only, as the adapter's own are
+        # (the adapter builds these without __init__, so this costs streaming nothing).
+        if type(self.arguments) is dict:
+            object.__setattr__(self, "arguments", refreeze(self.arguments))
 
     def __copy__(self) -> CourseToolCallBlock:
         return self

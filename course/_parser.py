@@ -228,11 +228,6 @@ class ResponseParser:
         self._state = state
         self._verdicts = verdicts
 
-    @property
-    def state(self) -> ParserState:
-        """The state the next record will be judged in."""
-        return self._state
-
     def _error(
         self, code: FixtureProviderErrorCode, message: str, index: int, *parts: str | int
     ) -> FixtureProviderError:
@@ -265,12 +260,18 @@ class ResponseParser:
             )
         kind = record.get("type", _MISSING)
         if type(kind) is not str:
-            message = (
-                "Object missing required field `type`"
-                if kind is _MISSING
-                else f"Expected `type` to be a string, got {describe(kind)}"
+            if kind is _MISSING:  # a missing field points at its record, as everywhere
+                raise self._error(
+                    Code.PROVIDER_MALFORMED_EVENT,
+                    "A record is missing required field `type`",
+                    index,
+                )
+            raise self._error(
+                Code.PROVIDER_MALFORMED_EVENT,
+                f"Expected `type` to be a string, got {describe(kind)}",
+                index,
+                "type",
             )
-            raise self._error(Code.PROVIDER_MALFORMED_EVENT, message, index, "type")
         verdict = self._verdicts.get(kind, _UNKNOWN)
         if verdict is not None:
             if verdict is _UNKNOWN:
@@ -439,22 +440,21 @@ class ResponseParser:
     # -- diagnosis --------------------------------------------------------------------
 
     def _after_terminal(self, record: JsonValue, index: int) -> FixtureProviderError:
-        if (type(record) is _Record or type(record) is _Mapping) and record.get(
-            "type"
-        ) == "response_end":
+        kind = (
+            record.get("type", _MISSING)
+            if type(record) is _Record or type(record) is _Mapping
+            else _MISSING
+        )
+        if kind == "response_end":
             return self._error(
                 Code.PROVIDER_DUPLICATE_TERMINAL,
                 "A second `response_end` came after the terminal",
                 index,
             )
+        of_type = "" if kind is _MISSING else f" of type {describe(kind)}"
         return self._error(
             Code.PROVIDER_INVALID_TERMINAL,
-            f"Expected the records to end after `response_end`, got {describe(record)}"
-            + (
-                f" of type {record.get('type')!r}"
-                if (type(record) is _Record or type(record) is _Mapping) and "type" in record
-                else ""
-            ),
+            f"Expected the records to end after `response_end`, got {describe(record)}{of_type}",
             index,
         )
 

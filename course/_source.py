@@ -28,8 +28,9 @@ __all__ = ["END", "PASS_THROUGH", "SourceFeed", "is_async_source"]
 END: Final = object()
 """What ``SourceFeed.start_step`` and ``exhausted`` return once the source is done."""
 
-_PASS_THROUGH: Final = (KeyboardInterrupt, SystemExit, asyncio.CancelledError)
-PASS_THROUGH: Final = _PASS_THROUGH
+PASS_THROUGH: Final = (KeyboardInterrupt, SystemExit, asyncio.CancelledError)
+"""What a source may raise and is not turned into ``PROVIDER_INVALID_FIXTURE``:
+cancellation, which the stream judges, and the process's own exits."""
 
 
 def is_async_source(value: object) -> bool:
@@ -110,7 +111,7 @@ class SourceFeed:
         if self._iterator is None:
             try:
                 iterator: AsyncIterator[object] = aiter(self._source)  # type: ignore[arg-type]
-            except _PASS_THROUGH:
+            except PASS_THROUGH:
                 raise
             except BaseException as exc:
                 self._done = True
@@ -122,7 +123,7 @@ class SourceFeed:
         except StopAsyncIteration:
             self._done = True
             return END
-        except _PASS_THROUGH:
+        except PASS_THROUGH:
             raise
         except BaseException as exc:
             raise self.failed("in __anext__", exc) from exc
@@ -158,10 +159,9 @@ class SourceFeed:
             if not self._cleanup.done():
                 await asyncio.wait((self._cleanup,))
             return
-        if self._done or self._iterator is None:
-            self._done = True
+        was_done, self._done = self._done, True
+        if was_done or self._iterator is None:
             return
-        self._done = True
         self._cleanup = asyncio.get_running_loop().create_future()
         try:
             await self._aclose(self._iterator)

@@ -530,3 +530,27 @@ def test_python_dash_m_course_replays_the_bundled_fixture() -> None:
     assert "call-add-001" in completed.stdout
     assert '"The sum is 42."' in completed.stdout
     assert completed.stdout.splitlines()[-1] == "2 calls: 2 ok"
+
+
+def test_validate_of_a_folder_without_fixtures_is_not_a_silent_pass(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    status, _out, err = cli(capsys, "validate", str(tmp_path))
+    assert status == 2
+    assert "no fixture files found" in err
+
+
+def test_a_loading_error_reports_its_response_once_located(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    name = write(
+        tmp_path,
+        "dup.json",
+        '{"schemaVersion": 1, "responses": [{"records": [{"type": "a", "type": "b"}]}]}',
+    )
+    status, out, _ = cli(capsys, "validate", "--json", name)
+    assert status == 2
+    finding = json.loads(out.splitlines()[0])
+    assert finding["response"] == 0
+    assert (finding["line"], finding["column"]) == (1, 63)
+    assert "(line" not in finding["message"]

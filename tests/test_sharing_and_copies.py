@@ -165,3 +165,41 @@ def test_a_loading_error_inside_a_record_names_its_response_and_record(tmp_path:
     assert error.path == "/responses/0/records/0/text"
     assert f"{path}:2:39:" in str(error)
     assert "line 2, column 39" in str(error)
+
+
+def test_a_hand_built_tool_chunk_freezes_plain_arguments() -> None:
+    arguments: dict[str, object] = {"x": [1, {"y": 2}]}
+    chunk = CourseToolCallChunk("c", "n", arguments, 0)  # type: ignore[arg-type]
+    arguments["x"] = "changed"
+    assert thaw(chunk.arguments) == {"x": [1, {"y": 2}]}
+    with pytest.raises(TypeError):
+        chunk.arguments["x"] = 1  # type: ignore[index]
+    block = CourseToolCallBlock("c", "n", {"k": [1]})  # type: ignore[dict-item]
+    assert block.arguments["k"] == (1,)
+
+
+def test_thaw_of_arguments_is_typed_as_a_dict() -> None:
+    response = tool_response({"left": 20, "right": 22})
+    block = response.message.content[0]
+    assert isinstance(block, CourseToolCallBlock)
+    plain = thaw(block.arguments)
+    plain["sum"] = 42  # mypy --strict accepts this: thaw(mapping) -> dict
+    assert plain == {"left": 20, "right": 22, "sum": 42}
+
+
+def test_an_invalid_terminal_message_stays_short_for_a_shared_type_value() -> None:
+    node: list[object] = ["x"]
+    for _ in range(60):
+        node = [node, node]
+    extra = {"type": node}
+    data = fixture([start(), end(), extra])
+    outcome = run(collect(FixtureProviderAdapter(data).stream(CourseModelRequest("q"))))
+    assert outcome.error is not None
+    assert outcome.error.code is Code.PROVIDER_INVALID_TERMINAL
+    assert len(outcome.error.message) < 300
+
+
+def test_a_path_with_a_nul_byte_is_an_invalid_fixture() -> None:
+    with pytest.raises(FixtureProviderError) as caught:
+        load_fixture("bad\0name.json")
+    assert caught.value.code is Code.PROVIDER_INVALID_FIXTURE

@@ -6,7 +6,8 @@ Exception tree::
      └── FixtureProviderError   (.code: FixtureProviderErrorCode)
 
 Nothing else escapes the adapter, except ``asyncio.CancelledError``, which is the
-consuming task's own business and propagates untouched.
+consuming task's own business and propagates untouched (and a ``TypeError`` from
+``stream()`` for a caller's programming error, at once).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ class FixtureProviderErrorCode(enum.StrEnum):
     PROVIDER_EXHAUSTED = "PROVIDER_EXHAUSTED"
     """``stream()`` found the response queue empty."""
     PROVIDER_ABORTED = "PROVIDER_ABORTED"
-    """The signal was aborted, or the stream was closed before its terminal."""
+    """The signal was aborted, the stream was closed, or its consuming task was
+    cancelled, before its terminal."""
     PROVIDER_UNKNOWN_EVENT = "PROVIDER_UNKNOWN_EVENT"
     """A record whose ``type`` is a string outside the five record types."""
     PROVIDER_MALFORMED_EVENT = "PROVIDER_MALFORMED_EVENT"

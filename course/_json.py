@@ -21,11 +21,15 @@ from ._untrusted import type_name
 
 __all__ = [
     "MAX_DEPTH",
+    "MAX_INT_DIGITS",
     "RECORD_DEPTH",
     "JsonValue",
     "Location",
+    "Memo",
     "PlainJson",
     "freeze",
+    "preview",
+    "refreeze",
     "thaw",
 ]
 

@@ -7,7 +7,10 @@ SPEC's order, and the first rule that applies decides:
 2. not an object, or no string ``type``: malformed;
 3. a ``type`` outside the five: unknown;
 4. the order table (``ORDER_ERRORS``): text, tool or end before the start; a second start;
-5. the payload against ``RECORD_FIELDS``: unknown, missing or mistyped fields;
+5. the payload: unknown, missing or mistyped fields. Each ``_on_*`` handler accepts a
+   payload with fast inline checks; ``RECORD_FIELDS`` describes the same payloads as
+   data, explains every refusal (``_malformed``) and generates the JSON Schema, and
+   the property tests hold the two together;
 6. the meaning: duplicate tool-call ids, a mismatched end, a contradicting stop
    reason, a transport error.
 
@@ -49,6 +52,7 @@ __all__ = [
     "Field",
     "ParserState",
     "ResponseParser",
+    "describe",
 ]
 
 Code = FixtureProviderErrorCode

@@ -73,7 +73,7 @@ class SourceFeed:
         self._response_index = response_index
         self._iterator: AsyncIterator[object] | None = None
         self._index = 0
-        # Set once the source is exhausted or cleanup began: it is never stepped again.
+        # Set once the source is exhausted or its cleanup began: it needs none (again).
         self._done = False
         # Resolved when cleanup has finished, for callers that come while it runs.
         self._cleanup: asyncio.Future[None] | None = None

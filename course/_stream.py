@@ -1,7 +1,8 @@
 """``CourseModelStream``: one response's chunks, then its one terminal outcome.
 
-The stream is a small settle-once state machine. Until it settles, each step pulls
-one record (from a tuple, or from an async source) and feeds it to the parser. It
+The stream is a small settle-once state machine. Until it settles, each step feeds
+records to the parser until one gives a chunk (array records), or pulls one record
+(an async source, one step of it at a time). It
 settles exactly once, with the response or with an error, and then only repeats
 that outcome: it never resumes the source.
 

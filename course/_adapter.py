@@ -8,8 +8,9 @@ from typing import Final
 
 from ._abort import AbortSignal
 from ._errors import FixtureProviderError, FixtureProviderErrorCode
-from ._json import JsonValue, Location, Memo, freeze
+from ._json import Location, Memo, freeze
 from ._model import CourseModelRequest
+from ._parser import RECORD_LAYOUTS
 from ._source import SourceFeed, is_async_source
 from ._stream import CourseModelStream
 from ._untrusted import type_name
@@ -98,8 +99,8 @@ class FixtureProviderAdapter:
     @staticmethod
     def _snapshot(
         responses: list[object],
-    ) -> deque[tuple[int, tuple[JsonValue, ...] | SourceFeed]]:
-        queue: deque[tuple[int, tuple[JsonValue, ...] | SourceFeed]] = deque()
+    ) -> deque[tuple[int, tuple[object, ...] | SourceFeed]]:
+        queue: deque[tuple[int, tuple[object, ...] | SourceFeed]] = deque()
         memo: Memo = {}
         sources: set[int] = set()
         for index, response in enumerate(responses):
@@ -108,7 +109,15 @@ class FixtureProviderAdapter:
             records = fields["records"]
             if type(records) is list:
                 queue.append(
-                    (index, tuple([freeze(r, index, at, memo) for at, r in enumerate(records)]))
+                    (
+                        index,
+                        tuple(
+                            [
+                                freeze(r, index, at, memo, RECORD_LAYOUTS)
+                                for at, r in enumerate(records)
+                            ]
+                        ),
+                    )
                 )
             elif is_async_source(records):
                 if id(records) in sources:

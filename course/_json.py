@@ -23,6 +23,7 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_INT_DIGITS",
     "RECORD_DEPTH",
+    "ArrayRecord",
     "JsonValue",
     "Location",
     "Memo",
@@ -107,25 +108,41 @@ holding no container has height 1). The height lets a shared copy be reused only
 where it still fits under ``MAX_DEPTH``."""
 
 
-def freeze(record: object, response_index: int, record_index: int, memo: Memo) -> JsonValue:
-    """Check a record as plain JSON and return its copy.
+def freeze(
+    record: object,
+    response_index: int,
+    record_index: int,
+    memo: Memo,
+    layouts: Mapping[tuple[str, ...], tuple[str, ...]] | None,
+) -> object:
+    """Check a record as plain JSON and return its private copy.
 
-    Everything inside the copy is read-only (``MappingProxyType`` and ``tuple``), and
-    so are list records. A record object's own copy is a plain ``dict``: it never
-    leaves the adapter, and a plain dict of strings and numbers costs less memory and
-    is not tracked by the garbage collector, which matters at a million records.
+    Everything inside the copy is read-only (``MappingProxyType`` and ``tuple``) and
+    is what the parser emits. The record's own shape is private to the parser:
+
+    - a record object of at most ``_PACK_LIMIT`` keys is *packed* into a plain tuple,
+      its values in order and then the tuple of its keys (the one from ``layouts``
+      when it is a known layout, so records of one layout share it). Why: a small
+      dict costs 184 bytes, a packed record of two values 64; at a million queued
+      records that is most of the adapter's memory. A plain tuple of strings and
+      numbers is also left alone by the garbage collector. With ``layouts=None`` (a
+      record from a source, parsed at once) it stays a plain ``dict`` instead;
+    - a larger or unusual record object stays the memo's read-only mapping, so one
+      shared many times is still copied once;
+    - a record that is a JSON array becomes an ``ArrayRecord`` (it can only be
+      malformed), and any other scalar stays itself.
 
     Passing one ``memo`` to many calls preserves sharing across them, as
     ``copy.deepcopy`` does. Raises ``PROVIDER_INVALID_FIXTURE`` located at the record
     or inside it.
     """
     kind = type(record)
-    if kind is dict and len(record) <= _RECORD_LIMIT:  # type: ignore[arg-type]
-        # Fast path for well-formed records. The record's own object is not memoized:
-        # it is never emitted, so copying a shared one twice is invisible, and the size
-        # bound keeps that a constant factor (a large record shared many times takes the
-        # memo below and is copied once).
-        copy: dict[str, JsonValue] = {}
+    if kind is dict and layouts is None:
+        plain = _copy_object(record, memo)  # type: ignore[arg-type]
+        if plain is not None:
+            return plain
+    elif kind is dict and layouts is not None and len(record) <= _PACK_LIMIT:  # type: ignore[arg-type]
+        packed: list[object] = []
         for key, item in record.items():  # type: ignore[attr-defined]
             item_kind = type(item)
             if type(key) is not str:
@@ -138,33 +155,72 @@ def freeze(record: object, response_index: int, record_index: int, memo: Memo) -
                 or (item_kind is int and -_INT_LIMIT < item < _INT_LIMIT)
                 or (item_kind is float and math.isfinite(item))
             ):
-                copy[key] = item
+                packed.append(item)
             elif item_kind is dict or item_kind is list:
                 entry = _quick_copy(item, RECORD_DEPTH + 2, memo)
                 if entry is None:
                     break
-                copy[key] = entry[0]
+                packed.append(entry[0])
             else:
                 break
         else:
-            return copy
+            keys: tuple[str, ...] = tuple(record)  # type: ignore[arg-type]
+            packed.append(layouts.get(keys, keys))
+            return tuple(packed)
     elif kind is not list and kind is not dict:
         problem = _scalar_problem(record)
         if problem is not None:
             raise _record_location(response_index, record_index).error(problem)
-        return record  # type: ignore[return-value]
-    # A large or unusual record object stays the memo's read-only mapping (the parser
-    # takes both), so one shared many times is still copied once.
+        return record
     done = memo.get(id(record))
+    copy: JsonValue
     if done is not None and RECORD_DEPTH + done[1] <= MAX_DEPTH:
-        return done[0]
-    where = _record_location(response_index, record_index)
-    return _freeze_tree(record, where, RECORD_DEPTH, memo)  # type: ignore[arg-type]
+        copy = done[0]
+    else:
+        where = _record_location(response_index, record_index)
+        copy = _freeze_tree(record, where, RECORD_DEPTH, memo)  # type: ignore[arg-type]
+    return ArrayRecord(copy) if kind is list else copy  # type: ignore[arg-type]
 
 
-_RECORD_LIMIT = 32
-"""Record objects of at most this many keys are copied without the memo (every valid
-record has at most five)."""
+def _copy_object(record: dict[object, object], memo: Memo) -> dict[str, JsonValue] | None:
+    """``freeze``'s loop again, into a plain dict: ``None`` if the careful path must judge.
+
+    A second copy of the loop on purpose: a record from a source is parsed at once, and
+    building the dict directly is twice as fast as packing and unpacking it.
+    """
+    copy: dict[str, JsonValue] = {}
+    for key, item in record.items():
+        item_kind = type(item)
+        if type(key) is not str:
+            return None
+        if (
+            item_kind is str
+            or item is None
+            or item_kind is bool
+            or (item_kind is int and -_INT_LIMIT < item < _INT_LIMIT)
+            or (item_kind is float and math.isfinite(item))  # type: ignore[arg-type]
+        ):
+            copy[key] = item  # type: ignore[assignment]
+        elif item_kind is dict or item_kind is list:
+            entry = _quick_copy(item, RECORD_DEPTH + 2, memo)
+            if entry is None:
+                return None
+            copy[key] = entry[0]
+        else:
+            return None
+    return copy
+
+
+class ArrayRecord(tuple[JsonValue, ...]):
+    """A record that is a JSON array: told apart from a packed record object."""
+
+    __slots__ = ()
+
+
+_PACK_LIMIT = 32
+"""Record objects of at most this many keys are packed, without the memo (every valid
+record has at most five): copying a shared one twice is invisible, since records never
+leave the parser, and the bound keeps that a constant factor."""
 
 
 # The deepest level ``_quick_copy`` opens a container at before it leaves the rest to

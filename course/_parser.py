@@ -27,7 +27,7 @@ from types import MappingProxyType
 from typing import Final, Literal
 
 from ._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
-from ._json import JsonValue
+from ._json import ArrayRecord, JsonValue
 from ._model import (
     CourseAssistantMessage,
     CourseModelChunk,
@@ -46,6 +46,7 @@ __all__ = [
     "MAX_TOKENS",
     "ORDER_ERRORS",
     "RECORD_FIELDS",
+    "RECORD_LAYOUTS",
     "RECORD_TYPES",
     "STOP_REASONS",
     "USAGE_ALIASES",
@@ -149,7 +150,25 @@ _AWAITING_VERDICTS: Final = _VERDICTS[ParserState.AWAITING_START]
 _STREAMING_VERDICTS: Final = _VERDICTS[ParserState.STREAMING]
 _ENDED_VERDICTS: Final = _VERDICTS[ParserState.ENDED]
 _Mapping = MappingProxyType  # the type ``freeze`` gives every JSON object in a record
-_Record = dict  # and most record objects themselves (large ones stay read-only mappings)
+_Packed: Final = tuple  # a record object as ``freeze`` packs it: its values, then its keys
+
+RECORD_LAYOUTS: Final[Mapping[tuple[str, ...], tuple[str, ...]]] = MappingProxyType(
+    {
+        keys: keys
+        for keys in [
+            ("type", *(spec.name for spec in specs if spec.required))
+            for specs in RECORD_FIELDS.values()
+        ]
+        + [
+            ("type", *(spec.name for spec in specs))
+            for specs in RECORD_FIELDS.values()
+            if not all(spec.required for spec in specs)
+        ]
+    }
+)
+"""The key tuple of each well-formed record layout, in the SPEC's order. ``freeze``
+shares these between packed records, so the parser can recognise a layout by identity."""
+_TEXT_LAYOUT: Final = RECORD_LAYOUTS[("type", "text")]
 
 
 def describe(value: object) -> str:
@@ -164,9 +183,9 @@ def describe(value: object) -> str:
     if kind is str:
         text = value if len(value) <= 40 else value[:37] + "..."  # type: ignore[index,arg-type]
         return f"string {text!r}"
-    if kind is tuple:
+    if kind is tuple or kind is ArrayRecord:
         return "array"
-    if kind is _Mapping or kind is _Record:
+    if kind is _Mapping or kind is dict:
         return "object"
     return f"`{type_name(value)}`"
 
@@ -243,20 +262,24 @@ class ResponseParser:
             path=pointer("responses", self._response_index, "records", index, *parts),
         )
 
-    def feed(self, record: JsonValue, index: int) -> CourseModelChunk | None:
+    def feed(self, record: object, index: int) -> CourseModelChunk | None:
         """Judge one record (the ``index``-th of the response) and advance."""
-        # Fast path for the commonest record, a well-formed text delta while streaming:
-        # rules 1 to 4 cannot apply to it and its payload is exactly a ``str`` text.
-        # Any other record takes the full judgement below.
-        if self._state is _STREAMING and type(record) is _Record and len(record) == 2:
-            text = record.get("text", _MISSING)
-            if type(text) is str and record.get("type") == "text_delta":
-                content = self._content
-                content.append(text)
-                return text_delta(text, len(content) - 1)
+        if type(record) is _Packed:
+            packed: tuple[JsonValue, ...] = record
+            keys: tuple[str, ...] = packed[-1]  # type: ignore[assignment]
+            # Fast path for the commonest record, a well-formed text delta while
+            # streaming: rules 1 to 4 cannot apply to it and its payload is exactly a
+            # ``str`` text. Any other record takes the full judgement below.
+            if keys is _TEXT_LAYOUT and self._state is _STREAMING and packed[0] == "text_delta":
+                text = packed[1]
+                if type(text) is str:
+                    content = self._content
+                    content.append(text)
+                    return text_delta(text, len(content) - 1)
+            record = dict(zip(keys, packed, strict=False))
         if self._state is _ENDED:
             raise self._after_terminal(record, index)
-        if type(record) is not _Record and type(record) is not _Mapping:
+        if type(record) is not dict and type(record) is not _Mapping:
             raise self._error(
                 Code.PROVIDER_MALFORMED_EVENT,
                 f"Expected a record object, got {describe(record)}",
@@ -293,12 +316,12 @@ class ResponseParser:
             )
         fields: Mapping[str, JsonValue] = record
         if kind == "text_delta":
-            text = fields.get("text", _MISSING)
-            if type(text) is not str or len(fields) != 2:
+            delta = fields.get("text", _MISSING)
+            if type(delta) is not str or len(fields) != 2:
                 raise self._malformed(fields, kind, index)
             content = self._content
-            content.append(text)
-            return text_delta(text, len(content) - 1)
+            content.append(delta)
+            return text_delta(delta, len(content) - 1)
         if kind == "tool_call":
             return self._on_tool_call(fields, index)
         if kind == "response_start":
@@ -443,10 +466,10 @@ class ResponseParser:
 
     # -- diagnosis --------------------------------------------------------------------
 
-    def _after_terminal(self, record: JsonValue, index: int) -> FixtureProviderError:
+    def _after_terminal(self, record: object, index: int) -> FixtureProviderError:
         kind = (
             record.get("type", _MISSING)
-            if type(record) is _Record or type(record) is _Mapping
+            if type(record) is dict or type(record) is _Mapping
             else _MISSING
         )
         if kind == "response_end":

@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 from typing import Final
 
 from ._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
-from ._json import JsonValue, freeze
+from ._json import freeze
 from ._untrusted import MISSING, has_type_attribute, type_attribute, type_name
 
 __all__ = ["END", "PASS_THROUGH", "SourceFeed", "is_async_source"]
@@ -144,11 +144,12 @@ class SourceFeed:
         self._done = True
         return END
 
-    def accept(self, record: object) -> JsonValue:
+    def accept(self, record: object) -> object:
         """The frozen copy of the record a step gave."""
         index = self._index
         self._index = index + 1
-        return freeze(record, self._response_index, index, {})
+        # Parsed at once, never queued: packing would only cost time.
+        return freeze(record, self._response_index, index, {}, None)
 
     async def release(self) -> None:
         """Ask an unfinished source to clean up (``aclose()``), once; never raise.

@@ -25,7 +25,6 @@ from types import TracebackType
 
 from ._abort import AbortSignal
 from ._errors import FixtureProviderError, FixtureProviderErrorCode
-from ._json import JsonValue
 from ._model import CourseModelChunk, CourseModelResponse
 from ._parser import ResponseParser
 from ._source import END, PASS_THROUGH, SourceFeed
@@ -65,7 +64,7 @@ class CourseModelStream:
         *,
         request_id: str,
         response_index: int | None,
-        records: tuple[JsonValue, ...] = (),
+        records: tuple[object, ...] = (),
         source: SourceFeed | None = None,
         signal: AbortSignal | None = None,
         outcome: FixtureProviderError | None = None,
@@ -258,7 +257,7 @@ class CourseModelStream:
             if record is END:
                 self._settle(self._parser.finish())
                 return None
-            return self._parser.feed(record, source.records_read - 1)  # type: ignore[arg-type]
+            return self._parser.feed(record, source.records_read - 1)
         except FixtureProviderError as error:
             await self._stop(error)
         return None

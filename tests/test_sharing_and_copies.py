@@ -203,3 +203,44 @@ def test_a_path_with_a_nul_byte_is_an_invalid_fixture() -> None:
     with pytest.raises(FixtureProviderError) as caught:
         load_fixture("bad\0name.json")
     assert caught.value.code is Code.PROVIDER_INVALID_FIXTURE
+
+
+def test_a_large_record_object_is_judged_like_a_small_one() -> None:
+    big = {"type": "text_delta", "text": "a", **{f"extra{i}": i for i in range(40)}}
+    data = fixture([start(), big, end()])
+    data["responses"][0]["records"].extend([big] * 50)  # type: ignore[index]
+    outcome = run(collect(FixtureProviderAdapter(data).stream(CourseModelRequest("q"))))
+    assert outcome.error is not None
+    assert outcome.error.code is Code.PROVIDER_MALFORMED_EVENT
+    assert outcome.error.path == "/responses/0/records/1/extra0"
+
+
+def test_records_in_an_unusual_key_order_parse_the_same() -> None:
+    records = [
+        {"role": "assistant", "responseId": "r-1", "type": "response_start"},
+        {"text": "a", "type": "text_delta"},
+        {"arguments": {"x": 1}, "name": "n", "id": "c", "type": "tool_call"},
+        {
+            "usage": {"output_tokens": 2, "inputTokens": 1},
+            "stopReason": "tool_call",
+            "responseId": "r-1",
+            "type": "response_end",
+        },
+    ]
+    outcome = run(collect(FixtureProviderAdapter(fixture(records)).stream(CourseModelRequest("q"))))
+    assert outcome.response is not None, outcome.error
+    assert [chunk.type for chunk in outcome.chunks] == ["textDelta", "toolCall"]
+    assert outcome.response.usage.input_tokens == 1
+
+
+def test_an_array_record_is_malformed_as_an_array() -> None:
+    outcome = run(
+        collect(
+            FixtureProviderAdapter(fixture([start(), ["text_delta", ["type", "text"]]])).stream(
+                CourseModelRequest("q")
+            )
+        )
+    )
+    assert outcome.error is not None
+    assert outcome.error.code is Code.PROVIDER_MALFORMED_EVENT
+    assert "array" in outcome.error.message

@@ -28,7 +28,7 @@ def _closed_object(
     value: object, keys: tuple[str, ...], where: Location, what: str
 ) -> dict[str, object]:
     if type(value) is not dict:
-        raise where.error(f"Expected {what} to be an object, got `{type_name(value)}`")
+        raise where.error(f"Expected {what} to be an object, got {_kind(value)}")
     for key in value:
         if type(key) is not str:
             raise where.error(f"Expected `str` keys in {what}, got `{type_name(key)}`")
@@ -41,6 +41,26 @@ def _closed_object(
         if key not in value:
             raise where.error(f"{what.capitalize()} is missing required key `{key}`")
     return value
+
+
+def _kind(value: object) -> str:
+    """What a fixture author would call the kind of an unchecked value."""
+    kind = type(value)
+    for json_type, name in _JSON_KINDS:
+        if kind is json_type:
+            return name
+    return f"`{type_name(value)}` (not plain JSON)"
+
+
+_JSON_KINDS: Final = (
+    (dict, "an object"),
+    (list, "an array"),
+    (str, "a string"),
+    (int, "a number"),
+    (float, "a number"),
+    (bool, "a boolean"),
+    (type(None), "null"),
+)
 
 
 def _shown(value: object) -> str:
@@ -80,7 +100,7 @@ class FixtureProviderAdapter:
         responses = fields["responses"]
         if type(responses) is not list:
             raise root.error(
-                f"Expected `responses` to be a list, got `{type_name(responses)}`",
+                f"Expected `responses` to be an array, got {_kind(responses)}",
                 "responses",
             )
         # The snapshot is fresh, acyclic containers: nothing for the cyclic garbage
@@ -130,8 +150,8 @@ class FixtureProviderAdapter:
                 queue.append((index, SourceFeed(records, index)))
             else:
                 raise where.error(
-                    "Expected `records` to be a list or an async iterable, "
-                    f"got `{type_name(records)}`",
+                    "Expected `records` to be an array (or, in code, an async iterable), "
+                    f"got {_kind(records)}",
                     "records",
                 )
         return queue
@@ -174,7 +194,7 @@ class FixtureProviderAdapter:
             why = "" if reason is None else f" (reason: {reason!r})"
             error = FixtureProviderError(
                 Code.PROVIDER_ABORTED,
-                f"The signal was aborted before the call; the next response stays queued{why}",
+                f"The signal was aborted before the call, which took no response{why}",
             )
             return CourseModelStream(request_id=request_id, response_index=None, outcome=error)
         if not self._queue:

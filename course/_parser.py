@@ -311,7 +311,12 @@ class ResponseParser:
                 )
             raise self._error(
                 verdict,  # type: ignore[arg-type]
-                f"A `{kind}` record cannot come while the response is {self._state.value}",
+                f"A `{kind}` record cannot come "
+                + (
+                    "before `response_start`"
+                    if self._state is ParserState.AWAITING_START
+                    else "after `response_start`: a response starts once"
+                ),
                 index,
             )
         fields: Mapping[str, JsonValue] = record
@@ -337,8 +342,12 @@ class ResponseParser:
         if self._response is None:
             raise FixtureProviderError(
                 Code.PROVIDER_MISSING_TERMINAL,
-                f"The records ended in state {self._state.value!r} without a "
-                "`response_end` record; chunks already delivered are not a complete response",
+                (
+                    "The records ended before any `response_start`, so without a `response_end`"
+                    if self._state is ParserState.AWAITING_START
+                    else "The records ended after `response_start` without a `response_end`; "
+                    f"the {len(self._content)} chunk(s) delivered are not a complete response"
+                ),
                 response_index=self._response_index,
                 path=pointer("responses", self._response_index, "records"),
             )
@@ -478,10 +487,10 @@ class ResponseParser:
                 "A second `response_end` came after the terminal",
                 index,
             )
-        of_type = "" if kind is _MISSING else f" of type {describe(kind)}"
+        got = f"a `{kind}` record" if type(kind) is str else describe(record)
         return self._error(
             Code.PROVIDER_INVALID_TERMINAL,
-            f"Expected the records to end after `response_end`, got {describe(record)}{of_type}",
+            f"Expected the records to end after `response_end`, got {got}",
             index,
         )
 

@@ -306,7 +306,7 @@ ERROR_CASES = [
         None,
         (),
         (),
-        ("response_end", "awaiting start"),
+        ("response_end", "before any `response_start`"),
     ),
     ErrorCase(
         "missing_terminal_start_only",
@@ -315,7 +315,7 @@ ERROR_CASES = [
         None,
         (),
         (),
-        ("response_end", "streaming"),
+        ("response_end", "after `response_start`"),
     ),
     ErrorCase(
         "duplicate_terminal",

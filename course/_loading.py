@@ -80,6 +80,9 @@ def parse_json(text: str, offsets: dict[str, int] | None = None) -> PlainJson:
     def read_key(frame: _Frame, i: int) -> int:
         # Until the key is read, errors belong to the object itself.
         if i >= end or text[i] != '"':
+            comma = _trailing_comma(text, i)
+            if comma is not None:
+                raise JsonSyntaxError(comma, _TRAILING_COMMA, frame.path)
             raise JsonSyntaxError(i, "Expected a string key in double quotes", frame.path)
         try:
             key, after = scanstring(text, i + 1, True)
@@ -161,6 +164,9 @@ def parse_json(text: str, offsets: dict[str, int] | None = None) -> PlainJson:
                 for word in _NON_FINITE:
                     if text.startswith(word, i):
                         raise fail(i, f"Expected a finite number, got {word} (not JSON)")
+                comma = _trailing_comma(text, i)
+                if comma is not None:
+                    raise JsonSyntaxError(comma, _TRAILING_COMMA, stack[-1].path if stack else "")
                 raise fail(i, f"Expected a JSON value, got {text[i]!r}")
         # A value is complete: attach it, then close every container that ends here.
         while True:
@@ -188,6 +194,17 @@ def parse_json(text: str, offsets: dict[str, int] | None = None) -> PlainJson:
                 value = stack.pop().container
                 continue
             raise JsonSyntaxError(i, f"Expected ',' or '{closer}'", frame.path)
+
+
+_TRAILING_COMMA = "Expected another item after this comma (a trailing comma is not JSON)"
+
+
+def _trailing_comma(text: str, closer: int) -> int | None:
+    """Where the comma is, if ``text[closer]`` closes a container right after one."""
+    if closer >= len(text) or text[closer] not in "]}":
+        return None
+    before = len(text[:closer].rstrip(" \t\n\r")) - 1
+    return before if before >= 0 and text[before] == "," else None
 
 
 def load_fixture(path: str | os.PathLike[str]) -> PlainJson:

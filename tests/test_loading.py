@@ -340,3 +340,19 @@ def test_parse_json_reports_the_second_duplicate_key_offset() -> None:
         parse_json(text)
     assert caught.value.offset == text.rindex('"a"')
     assert caught.value.path == "/a"
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "column"),
+    [
+        ('{"schemaVersion": 1, "responses": [\n  {"records": [1,\n  ]}]}', 2, 17),
+        ('{"schemaVersion": 1,\n "responses": [],\n}', 2, 17),
+    ],
+)
+def test_a_trailing_comma_is_named_and_located_at_the_comma(
+    text: str, line: int, column: int
+) -> None:
+    with pytest.raises(JsonSyntaxError) as caught:
+        parse_json(text)
+    assert "trailing comma" in caught.value.message
+    assert line_and_column(text, caught.value.offset) == (line, column)

@@ -230,8 +230,8 @@ def test_control_characters_in_strings_are_rejected(tmp_path: Path, char: str, c
 @pytest.mark.parametrize(
     ("text", "column"),
     [
-        ("[1,]", 4),
-        ('{"a": 1,}', 9),
+        ("[1,]", 3),  # at the trailing comma
+        ('{"a": 1,}', 8),
         ("{'a': 1}", 2),
         ("[01]", 3),
         ("[.5]", 2),

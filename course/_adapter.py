@@ -184,7 +184,8 @@ class FixtureProviderAdapter:
                 f"stream() needs a request with a str `id`, got {type(request).__qualname__}"
             )
         request_id = str.__str__(request_id)  # an exact str, whatever subclass came in
-        if signal is not None and not isinstance(signal, AbortSignal):
+        # The real type, not ``__class__``, which an object may claim to be anything.
+        if signal is not None and not issubclass(type(signal), AbortSignal):
             raise TypeError(
                 f"stream() needs an AbortSignal or None, got {type(signal).__qualname__}"
             )

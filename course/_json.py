@@ -461,23 +461,38 @@ def thaw(value: JsonValue) -> PlainJson:
 
 
 def refreeze(value: PlainJson) -> JsonValue:
-    """The read-only form of trusted plain JSON (from ``thaw``), sharing kept."""
+    """The read-only form of trusted plain JSON (from ``thaw``, or built by hand).
+
+    Sharing is kept; iterative, so depth is never a ``RecursionError``. A cycle is a
+    ``TypeError``: a read-only copy of one cannot be built from tuples.
+    """
     memo: dict[int, JsonValue] = {}
+    on_path: set[int] = set()
+    # Each entry: a container, and whether its children are already copied.
+    pending: list[tuple[PlainJson, bool]] = [(value, False)]
 
-    def walk(item: PlainJson) -> JsonValue:
-        if type(item) is dict:
-            known = memo.get(id(item))
-            if known is None:
-                known = memo[id(item)] = MappingProxyType({k: walk(v) for k, v in item.items()})
-            return known
-        if type(item) is list:
-            known = memo.get(id(item))
-            if known is None:
-                known = memo[id(item)] = tuple([walk(v) for v in item])
-            return known
-        return item  # type: ignore[return-value]
+    def copy_of(item: PlainJson) -> JsonValue:
+        return memo[id(item)] if type(item) is dict or type(item) is list else item  # type: ignore[return-value]
 
-    return walk(value)
+    while pending:
+        item, children_done = pending.pop()
+        if (type(item) is not dict and type(item) is not list) or id(item) in memo:
+            continue
+        if children_done:
+            on_path.discard(id(item))
+            memo[id(item)] = (
+                MappingProxyType({key: copy_of(child) for key, child in item.items()})
+                if type(item) is dict
+                else tuple([copy_of(child) for child in item])
+            )
+            continue
+        if id(item) in on_path:
+            raise TypeError("refreeze() cannot copy a cycle")
+        on_path.add(id(item))
+        pending.append((item, True))
+        children = item.values() if type(item) is dict else item
+        pending.extend((child, False) for child in children)
+    return copy_of(value)
 
 
 def preview(value: JsonValue, limit: int = 200) -> str:

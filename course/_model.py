@@ -44,6 +44,13 @@ class CourseModelRequest:
     messages: tuple[object, ...] = ()
     tools: tuple[object, ...] = ()
 
+    def __post_init__(self) -> None:
+        # Any iterable of messages or tools is kept as a tuple: the request is frozen.
+        for name in ("messages", "tools"):
+            value = getattr(self, name)
+            if type(value) is not tuple:
+                object.__setattr__(self, name, tuple(value))
+
     def to_dict(self) -> dict[str, object]:
         """Plain JSON: ``id``, ``messages`` and ``tools`` (items' own ``to_dict()``)."""
         return {
@@ -175,6 +182,10 @@ class CourseAssistantMessage:
     id: str
     content: tuple[CourseContentBlock, ...]
     role: Literal["assistant"] = field(default="assistant", kw_only=True)
+
+    def __post_init__(self) -> None:
+        if type(self.content) is not tuple:  # built by hand from a list: keep it immutable
+            object.__setattr__(self, "content", tuple(self.content))
 
     def to_dict(self) -> dict[str, PlainJson]:
         """Plain JSON: ``id``, ``role``, ``content``."""

@@ -15,8 +15,11 @@ from pathlib import Path
 import pytest
 
 from course import (
+    AbortSignal,
+    CourseAssistantMessage,
     CourseModelRequest,
     CourseModelResponse,
+    CourseTextBlock,
     CourseToolCallBlock,
     CourseToolCallChunk,
     FixtureProviderAdapter,
@@ -244,3 +247,33 @@ def test_an_array_record_is_malformed_as_an_array() -> None:
     assert outcome.error is not None
     assert outcome.error.code is Code.PROVIDER_MALFORMED_EVENT
     assert "array" in outcome.error.message
+
+
+def test_hand_built_values_are_immutable_all_the_way_down() -> None:
+    deep: dict[str, object] = {}
+    node = deep
+    for _ in range(5_000):
+        node["n"] = {}
+        node = node["n"]  # type: ignore[assignment]
+    block = CourseToolCallBlock("c", "n", deep)  # type: ignore[arg-type]
+    assert type(block.arguments).__name__ == "mappingproxy"
+    message = CourseAssistantMessage("m", [CourseTextBlock("x")])  # type: ignore[arg-type]
+    assert message.content == (CourseTextBlock("x"),)
+    request = CourseModelRequest("r", messages=[message])  # type: ignore[arg-type]
+    assert request.messages == (message,)
+    cyclic: dict[str, object] = {}
+    cyclic["self"] = cyclic
+    with pytest.raises(TypeError):
+        CourseToolCallChunk("c", "n", cyclic, 0)  # type: ignore[arg-type]
+
+
+def test_an_object_claiming_to_be_a_signal_is_a_type_error() -> None:
+    class Impostor:
+        @property  # type: ignore[misc]
+        def __class__(self) -> type:
+            return AbortSignal
+
+    adapter = FixtureProviderAdapter(fixture([start(), end()]))
+    with pytest.raises(TypeError):
+        adapter.stream(CourseModelRequest("q"), Impostor())  # type: ignore[arg-type]
+    assert adapter.call_count == 0

@@ -10,7 +10,7 @@ from ._abort import AbortSignal
 from ._errors import FixtureProviderError, FixtureProviderErrorCode
 from ._json import Location, Memo, freeze
 from ._model import CourseModelRequest
-from ._parser import RECORD_LAYOUTS
+from ._parser import RECORD_LAYOUTS, describe
 from ._source import SourceFeed, is_async_source
 from ._stream import CourseModelStream
 from ._untrusted import type_name
@@ -28,7 +28,7 @@ def _closed_object(
     value: object, keys: tuple[str, ...], where: Location, what: str
 ) -> dict[str, object]:
     if type(value) is not dict:
-        raise where.error(f"Expected {what} to be an object, got {_kind(value)}")
+        raise where.error(f"Expected {what} to be an object, got {_unchecked(value)}")
     for key in value:
         if type(key) is not str:
             raise where.error(f"Expected `str` keys in {what}, got `{type_name(key)}`")
@@ -43,36 +43,20 @@ def _closed_object(
     return value
 
 
-def _kind(value: object) -> str:
-    """What a fixture author would call the kind of an unchecked value."""
+def _unchecked(value: object) -> str:
+    """``describe`` for a value not yet checked as plain JSON: a tuple, say, is no array."""
     kind = type(value)
-    for json_type, name in _JSON_KINDS:
-        if kind is json_type:
-            return name
+    if (
+        kind is dict
+        or kind is list
+        or kind is str
+        or kind is int
+        or kind is float
+        or kind is bool
+        or value is None
+    ):
+        return describe(value)
     return f"`{type_name(value)}` (not plain JSON)"
-
-
-_JSON_KINDS: Final = (
-    (dict, "an object"),
-    (list, "an array"),
-    (str, "a string"),
-    (int, "a number"),
-    (float, "a number"),
-    (bool, "a boolean"),
-    (type(None), "null"),
-)
-
-
-def _shown(value: object) -> str:
-    """A short, safe rendering of an unchecked value for an error message."""
-    kind = type(value)
-    if value is None or kind is bool or kind is float:
-        return repr(value)
-    if kind is int and -(10**20) < value < 10**20:  # type: ignore[operator]
-        return repr(value)
-    if kind is str:
-        return repr(value[:40])  # type: ignore[index]
-    return f"`{type_name(value)}`"
 
 
 class FixtureProviderAdapter:
@@ -94,13 +78,13 @@ class FixtureProviderAdapter:
         if type(version) is not int or version != SCHEMA_VERSION:
             raise root.error(
                 f"Expected `schemaVersion` to be the integer {SCHEMA_VERSION}, "
-                f"got {_shown(version)}",
+                f"got {_unchecked(version)}",
                 "schemaVersion",
             )
         responses = fields["responses"]
         if type(responses) is not list:
             raise root.error(
-                f"Expected `responses` to be an array, got {_kind(responses)}",
+                f"Expected `responses` to be an array, got {_unchecked(responses)}",
                 "responses",
             )
         # The snapshot is fresh, acyclic containers: nothing for the cyclic garbage
@@ -151,7 +135,7 @@ class FixtureProviderAdapter:
             else:
                 raise where.error(
                     "Expected `records` to be an array (or, in code, an async iterable), "
-                    f"got {_kind(records)}",
+                    f"got {_unchecked(records)}",
                     "records",
                 )
         return queue

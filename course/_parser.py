@@ -172,18 +172,23 @@ _TEXT_LAYOUT: Final = RECORD_LAYOUTS[("type", "text")]
 
 
 def describe(value: object) -> str:
-    """Name a JSON value's kind the way a fixture author would."""
+    """Name a JSON value's kind the way a fixture author would, with a short rendering.
+
+    Takes the adapter's read-only values and plain JSON alike; runs no code of the value.
+    """
     kind = type(value)
     if value is None:
         return "null"
     if kind is bool:
         return f"boolean `{'true' if value else 'false'}`"
+    if kind is int and not -(10**20) < value < 10**20:  # type: ignore[operator]
+        return f"a number of about {int(value.bit_length() * 0.30103) + 1} digits"  # type: ignore[attr-defined]
     if kind is int or kind is float:
         return f"number `{value!r}`"
     if kind is str:
         text = value if len(value) <= 40 else value[:37] + "..."  # type: ignore[index,arg-type]
         return f"string {text!r}"
-    if kind is tuple or kind is ArrayRecord:
+    if kind is tuple or kind is ArrayRecord or kind is list:
         return "array"
     if kind is _Mapping or kind is dict:
         return "object"

@@ -57,7 +57,11 @@ class FixtureProviderError(Exception):
     """A coded, located failure of a fixture, a call or a response.
 
     ``response_index`` and ``record_index`` count from 0; ``path`` is a JSON
-    pointer into the fixture, such as ``/responses/0/records/2/usage``.
+    pointer into the fixture, such as ``/responses/0/records/2/usage``. An error of
+    ``load_fixture`` also has the 1-based ``line`` and ``column`` in the file (else
+    ``None``). A ``PROVIDER_TRANSPORT_ERROR`` carries the record's own ``message`` and
+    ``code`` verbatim as ``transport_message`` and ``transport_code`` (both ``None``
+    for every other code).
     """
 
     code: FixtureProviderErrorCode
@@ -65,6 +69,10 @@ class FixtureProviderError(Exception):
     response_index: int | None
     record_index: int | None
     path: str | None
+    line: int | None
+    column: int | None
+    transport_message: str | None
+    transport_code: str | None
 
     def __init__(
         self,
@@ -81,6 +89,11 @@ class FixtureProviderError(Exception):
         self.response_index = response_index
         self.record_index = record_index
         self.path = path
+        # Set by the code that raises, where they apply (the SPEC's signature stays).
+        self.line = None
+        self.column = None
+        self.transport_message = None
+        self.transport_code = None
 
     def __str__(self) -> str:
         if self.path is None:
@@ -99,10 +112,16 @@ class FixtureProviderError(Exception):
         )
 
     def __reduce__(self) -> tuple[object, ...]:
-        # Keyword-only location fields need help to survive pickling (e.g. xdist).
+        # Keyword-only and later-set fields need help to survive pickling (e.g. xdist).
         return (
             _rebuild,
             (self.code, self.message, self.response_index, self.record_index, self.path),
+            {
+                "line": self.line,
+                "column": self.column,
+                "transport_message": self.transport_message,
+                "transport_code": self.transport_code,
+            },
         )
 
 

@@ -342,6 +342,11 @@ class ResponseParser:
             raise self._on_transport_error(fields, index)
         return None
 
+    @property
+    def response_id(self) -> str | None:
+        """The response's id once its ``response_start`` was read, else ``None``."""
+        return self._response_id if self._state is not ParserState.AWAITING_START else None
+
     def finish(self) -> CourseModelResponse:
         """The source ended: return the response, or fail if it never ended."""
         if self._response is None:
@@ -447,11 +452,14 @@ class ResponseParser:
             return self._malformed(fields, "transport_error", index)
         # The provider's words are data: quoted verbatim, never read as a code.
         provider_code = "" if code is _MISSING else f" (provider code {code!r})"
-        return self._error(
+        error = self._error(
             Code.PROVIDER_TRANSPORT_ERROR,
             f'The provider reported a transport error{provider_code}: "{message}"',
             index,
         )
+        error.transport_message = message
+        error.transport_code = None if code is _MISSING else code  # type: ignore[assignment]
+        return error
 
     def _usage(self, usage: object, index: int) -> CourseModelUsage | None:
         """The normalized usage, or ``None`` if anything about it is wrong."""

@@ -94,6 +94,14 @@ class CourseModelStream:
             state = "complete"
         return f"<CourseModelStream response_index={self._response_index} {state}>"
 
+    @property
+    def response_id(self) -> str | None:
+        """The response's id once its ``response_start`` was read (``None`` before).
+
+        So a renderer can open its wire format before the first chunk.
+        """
+        return self._parser.response_id
+
     # -- consuming ----------------------------------------------------------------------
 
     def __aiter__(self) -> CourseModelStream:

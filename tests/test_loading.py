@@ -19,7 +19,8 @@ from course import (
     load_fixture,
 )
 from course._json import MAX_DEPTH
-from course._loading import JsonSyntaxError, line_and_column, parse_json
+from course._json_text import JsonSyntaxError, line_and_column
+from course._json_text import parse_positioned as parse_json
 
 from .helpers import ROUNDTRIP_PATH, collect, run
 

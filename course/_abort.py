@@ -11,7 +11,13 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 
-__all__ = ["AbortController", "AbortSignal"]
+__all__ = ["AbortController", "AbortSignal", "describe_reason"]
+
+
+def describe_reason(signal: AbortSignal) -> str:
+    """`` (reason: ...)`` for an error message, or ``""`` if the abort gave none."""
+    reason = signal.reason
+    return "" if reason is None else f" (reason: {reason!r})"
 
 
 class AbortSignal:

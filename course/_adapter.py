@@ -6,7 +6,7 @@ import gc
 from collections import deque
 from typing import Final
 
-from ._abort import AbortSignal
+from ._abort import AbortSignal, describe_reason
 from ._errors import FixtureProviderError, FixtureProviderErrorCode
 from ._json import Location, Memo, freeze
 from ._model import CourseModelRequest
@@ -175,8 +175,7 @@ class FixtureProviderAdapter:
             )
         self._call_count += 1
         if signal is not None and signal.aborted:
-            reason = signal.reason
-            why = "" if reason is None else f" (reason: {reason!r})"
+            why = describe_reason(signal)
             error = FixtureProviderError(
                 Code.PROVIDER_ABORTED,
                 f"The signal was aborted before the call, which took no response{why}",

@@ -27,7 +27,7 @@ from types import MappingProxyType
 from typing import Final, Literal
 
 from ._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
-from ._json import ArrayRecord, JsonValue
+from ._json import ArrayRecord, JsonValue, freeze
 from ._model import (
     CourseAssistantMessage,
     CourseModelChunk,
@@ -54,6 +54,7 @@ __all__ = [
     "ParserState",
     "ResponseParser",
     "describe",
+    "freeze_source_record",
 ]
 
 Code = FixtureProviderErrorCode
@@ -169,6 +170,14 @@ RECORD_LAYOUTS: Final[Mapping[tuple[str, ...], tuple[str, ...]]] = MappingProxyT
 """The key tuple of each well-formed record layout, in the SPEC's order. ``freeze``
 shares these between packed records, so the parser can recognise a layout by identity."""
 _TEXT_LAYOUT: Final = RECORD_LAYOUTS[("type", "text")]
+
+
+def freeze_source_record(record: object, response_index: int, record_index: int) -> object:
+    """The private, read-only copy of a record an async source gave, for ``feed``.
+
+    Raises ``PROVIDER_INVALID_FIXTURE`` (located at the record) if it is not plain JSON.
+    """
+    return freeze(record, response_index, record_index, {}, None)
 
 
 def describe(value: object) -> str:

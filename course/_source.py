@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 from typing import Final
 
 from ._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
-from ._json import freeze
+from ._parser import freeze_source_record
 from ._untrusted import MISSING, has_type_attribute, type_attribute, type_name
 
 __all__ = ["END", "PASS_THROUGH", "SourceFeed", "is_async_source"]
@@ -149,7 +149,7 @@ class SourceFeed:
         index = self._index
         self._index = index + 1
         # Parsed at once, never queued: packing would only cost time.
-        return freeze(record, self._response_index, index, {}, None)
+        return freeze_source_record(record, self._response_index, index)
 
     async def release(self) -> None:
         """Ask an unfinished source to clean up (``aclose()``), once; never raise.

@@ -23,7 +23,7 @@ import asyncio
 from collections import deque
 from types import TracebackType
 
-from ._abort import AbortSignal
+from ._abort import AbortSignal, describe_reason
 from ._errors import FixtureProviderError, FixtureProviderErrorCode
 from ._model import CourseModelChunk, CourseModelResponse
 from ._parser import ResponseParser
@@ -312,8 +312,7 @@ class CourseModelStream:
         await self._release()
 
     def _aborted_error(self) -> FixtureProviderError:
-        reason = None if self._signal is None else self._signal.reason
-        why = "" if reason is None else f" (reason: {reason!r})"
+        why = "" if self._signal is None else describe_reason(self._signal)
         return FixtureProviderError(
             Code.PROVIDER_ABORTED,
             f"The signal was aborted before the stream's terminal{why}",

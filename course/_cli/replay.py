@@ -1,0 +1,121 @@
+"""``course-fixture replay [FILE]``: print every call's chunks and response."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+
+from .._errors import FixtureProviderError
+from .._json import PlainJson, thaw
+from ._fixtures import Call, Fixture, bundled_fixture, load, play
+from ._output import (
+    BOLD,
+    CYAN,
+    DIM,
+    EXIT_FAILED,
+    EXIT_NOT_A_FIXTURE,
+    EXIT_OK,
+    GREEN,
+    RED,
+    Finding,
+    Out,
+    one_line,
+    plural,
+    print_findings,
+)
+
+__all__ = ["HELP", "add_arguments", "run"]
+
+HELP = "print every call's chunks and response (the bundled fixture by default)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``[FILE]``, ``--json``."""
+    parser.description = "Replay a fixture, one call per response, printing chunks and responses."
+    parser.add_argument("file", nargs="?", metavar="FILE", help="a fixture file")
+    parser.add_argument(
+        "--json", action="store_true", help="JSON lines, with each value's to_dict()"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Replay ``args.file``, or the bundled round trip when there is none."""
+    if args.file is None:
+        with bundled_fixture() as bundled:
+            return replay(bundled, as_json=args.json)
+    return replay(args.file, as_json=args.json)
+
+
+def replay(name: str, *, as_json: bool) -> int:
+    out = Out(sys.stdout)
+    loaded = load(name)
+    if isinstance(loaded, Finding):
+        if as_json:
+            out.json({"error": loaded.to_dict()})
+        else:
+            print_findings(out, [loaded])
+        return EXIT_NOT_A_FIXTURE
+    fixture, adapter = loaded
+    count = adapter.pending
+    calls = asyncio.run(play(adapter, "request"))
+    if not as_json:
+        out.line(out.paint(f"replaying {one_line(name)}", BOLD) + f" ({plural(count, 'response')})")
+    for call in calls:
+        _print_call(out, fixture, call, as_json=as_json)
+    failed = sum(1 for call in calls if isinstance(call.outcome, FixtureProviderError))
+    if not as_json:
+        ok = len(calls) - failed
+        summary = out.paint(f"{ok} ok", GREEN) if ok else "0 ok"
+        if failed:
+            summary += ", " + out.paint(f"{failed} failed", RED, BOLD)
+        out.line(f"{plural(len(calls), 'call')}: {summary}")
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def _print_call(out: Out, fixture: Fixture, call: Call, *, as_json: bool) -> None:
+    head: dict[str, PlainJson] = {"call": call.number, "requestId": call.request_id}
+    if as_json:
+        for chunk in call.chunks:
+            out.json({**head, "chunk": chunk.to_dict()})
+        if isinstance(call.outcome, FixtureProviderError):
+            out.json(
+                {
+                    **head,
+                    "error": fixture.finding(call.outcome, "failed", len(call.chunks)).to_dict(),
+                }
+            )
+        else:
+            out.json({**head, "response": call.outcome.to_dict()})
+        return
+    out.line(
+        out.paint(f"call {call.number}", BOLD)
+        + f" -> response {call.number - 1} "
+        + out.paint(f"(request {call.request_id})", DIM)
+    )
+    for chunk in call.chunks:
+        if chunk.type == "textDelta":
+            detail = json.dumps(chunk.text, ensure_ascii=False)
+        else:
+            arguments = json.dumps(thaw(chunk.arguments), ensure_ascii=False)
+            detail = f"{chunk.id} {chunk.name} {arguments}"
+        label = out.pad(chunk.type, 10, CYAN)
+        out.line(f"  chunk     {label} [{chunk.content_index}] {one_line(detail)}")
+    response = call.outcome
+    if not isinstance(response, FixtureProviderError):
+        usage = response.usage
+        blocks = plural(len(response.message.content), "block")
+        out.line(
+            f"  response  {out.pad(response.stop_reason, 10, GREEN)} "
+            f"{one_line(response.response_id)}, message "
+            f"{one_line(response.message.id)} ({blocks}), usage "
+            f"{usage.input_tokens} in / {usage.output_tokens} out"
+        )
+    else:
+        finding = fixture.finding(response, "failed")
+        out.line(
+            f"  error     {out.paint(finding.code or '', RED)} "
+            f"{out.paint(one_line(finding.where) + ':', BOLD)} {one_line(finding.message or '')}"
+            + (f" {out.paint(f'(at {one_line(finding.path)})', DIM)}" if finding.path else "")
+        )

@@ -1,0 +1,85 @@
+"""``course-fixture validate FILE...``: stream every response of each fixture; say where."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from ._fixtures import expand, load, outcome, play
+from ._output import (
+    EXIT_FAILED,
+    EXIT_NOT_A_FIXTURE,
+    EXIT_OK,
+    Finding,
+    Out,
+    Progress,
+    print_findings,
+    print_summary,
+)
+
+__all__ = ["HELP", "add_arguments", "run"]
+
+HELP = "stream every response of each fixture and report where each one fails"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``FILE...``, ``--quiet``, ``--json``."""
+    parser.description = (
+        "Load each file strictly, build the adapter and stream every response; print one "
+        "line per response as FILE:LINE:COLUMN: response N: ok (...) or CODE message. "
+        "A directory stands for the *.json files under it."
+    )
+    parser.add_argument("files", nargs="+", metavar="FILE", help="fixture files or folders")
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="print failures only (nothing when all settle)"
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON object per response")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Validate every file; the worst outcome decides the exit status."""
+    return validate(args.files, quiet=args.quiet, as_json=args.json)
+
+
+def validate(paths: list[str], *, quiet: bool, as_json: bool) -> int:
+    out = Out(sys.stdout)
+    names = expand(paths)
+    if not names:
+        # An empty folder is most likely a wrong path: never a silent pass in CI.
+        print("course-fixture validate: no fixture files found", file=sys.stderr)
+        return EXIT_NOT_A_FIXTURE
+    findings: list[Finding] = []
+    progress = Progress(len(names))
+
+    async def run_all() -> None:
+        for done, name in enumerate(names, 1):
+            loaded = load(name)
+            if isinstance(loaded, Finding):
+                results = [loaded]
+            else:
+                fixture, adapter = loaded
+                calls = await play(adapter, "validate")
+                results = [outcome(fixture, call) for call in calls]
+            for finding in results:
+                findings.append(finding)
+                if as_json and not (quiet and finding.status == "ok"):
+                    out.json(finding.to_dict())
+            progress.update(done)
+            await asyncio.sleep(0)  # one file per event-loop step
+
+    try:
+        asyncio.run(run_all())
+    finally:
+        progress.clear()
+    invalid = sum(1 for f in findings if f.status == "invalid")
+    failed = sum(1 for f in findings if f.status == "failed")
+    ok = sum(1 for f in findings if f.status == "ok")
+    if not as_json:
+        shown = [f for f in findings if not (quiet and f.status == "ok")]
+        print_findings(out, shown)
+        if not quiet:
+            print_summary(out, len(names), invalid, ok, failed)
+    if invalid:
+        return EXIT_NOT_A_FIXTURE
+    return EXIT_FAILED if failed else EXIT_OK

@@ -1,0 +1,34 @@
+"""Real provider streams in and out: import recordings, serve fixtures to real SDKs.
+
+Three wire formats, named by these strings everywhere: ``openai-chat`` (OpenAI Chat
+Completions), ``openai-responses`` (OpenAI Responses API) and ``anthropic`` (Anthropic
+Messages), each with ``stream: true``.
+
+- ``import_recording(data)`` turns one recorded stream into one fixture response;
+  ``load_recordings(*paths)`` reads SSE files and VCR cassettes into a whole fixture.
+  Every refusal is a ``RecordingError`` with a ``RecordingErrorCode`` and the line and
+  column in the recording.
+- ``serve(fixture)`` answers real SDK clients over HTTP from a fixture, in each
+  provider's wire format; ``asgi_app(fixture)`` is the same application to mount in a
+  server of your own.
+
+Exception tree::
+
+    Exception
+     └── RecordingError   (.code: RecordingErrorCode)
+"""
+
+from ._importing import import_recording, load_recordings
+from ._recording import Recording, RecordingError, RecordingErrorCode
+from ._server import FixtureServer, asgi_app, serve
+
+__all__ = [
+    "FixtureServer",
+    "Recording",
+    "RecordingError",
+    "RecordingErrorCode",
+    "asgi_app",
+    "import_recording",
+    "load_recordings",
+    "serve",
+]

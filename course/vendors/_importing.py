@@ -1,0 +1,281 @@
+"""From recording text to fixture responses: ``import_recording`` and ``load_recordings``.
+
+The steps, in the SPEC's order: decode (UTF-8, a leading BOM skipped), read the SSE
+events that carry data, settle the format from the first event, then feed each event,
+parsed as strict JSON, to the format's importer until the input ends or a provider
+error event stops the reading. A ``Refusal`` from the importer is located here: its
+JSON pointer is looked up in the event's text, and the event knows where its text
+lies in the recording.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from types import ModuleType
+from typing import Final, cast
+
+from .._errors import pointer
+from .._json import JsonValue, PlainJson, refreeze, thaw
+from .._json_text import JsonSyntaxError, loads, parse_positioned
+from . import _anthropic, _openai_chat, _openai_responses
+from ._cassette import is_cassette, read_cassette
+from ._recording import (
+    MAX_COUNT,
+    Event,
+    JsonObject,
+    Recording,
+    RecordingError,
+    RecordingErrorCode,
+    Refusal,
+    StreamImporter,
+    Usage,
+)
+from ._sse import SseEvent, read_events
+
+__all__ = ["FORMATS", "import_recording", "load_recordings"]
+
+_FORMAT_MODULES: Final[tuple[ModuleType, ...]] = (_openai_chat, _openai_responses, _anthropic)
+FORMATS: Final[dict[str, ModuleType]] = {module.FORMAT: module for module in _FORMAT_MODULES}
+"""Each format's module by name: its ``Importer``, ``Renderer``, ``detects`` and ``fits``."""
+
+_Code = RecordingErrorCode
+_DONE: Final = "[DONE]"
+
+
+def import_recording(
+    data: str | bytes,
+    *,
+    format: str = "auto",
+    usage: tuple[int, int] | None = None,
+    source: str | None = None,
+) -> Recording:
+    """Import one recorded stream (its SSE text or bytes) as one fixture response.
+
+    ``format`` is ``"auto"`` or a format name; ``usage`` supplies ``(input, output)``
+    token counts for a successful stream that recorded none. Raises
+    ``RecordingError``; a wrong argument is a ``TypeError`` or ``ValueError``.
+    """
+    if not isinstance(data, (str, bytes)):
+        raise TypeError(f"import_recording() needs str or bytes, got {type(data).__qualname__}")
+    if source is not None and not isinstance(source, str):
+        raise TypeError(f"source must be a str or None, got {type(source).__qualname__}")
+    _check_format(format)
+    _check_usage(usage)
+    text = _decode(data, source)
+    return _import_text(text, format, usage, source, "")
+
+
+def load_recordings(
+    *paths: str | os.PathLike[str],
+    format: str = "auto",
+    usage: tuple[int, int] | None = None,
+) -> dict[str, object]:
+    """Read recording files (SSE text, or VCR cassettes ending ``.yaml``/``.yml``) and
+    return one fixture: ``{"schemaVersion": 1, "responses": [...]}``, a response per
+    stream in order. Raises ``RecordingError``."""
+    for path in paths:
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"load_recordings() needs paths, got {type(path).__qualname__}")
+    if not paths:
+        raise ValueError("load_recordings() needs at least one path")
+    _check_format(format)
+    _check_usage(usage)
+    responses: list[PlainJson] = []
+    for path in paths:
+        for recording in read_recordings(path, format, usage):
+            responses.append(thaw_response(recording))
+    return {"schemaVersion": 1, "responses": responses}
+
+
+def read_recordings(
+    path: str | os.PathLike[str], format: str, usage: Usage | None
+) -> Iterator[Recording]:
+    """Every stream of one file, imported in order (the arguments already checked)."""
+    name = os.fspath(path)
+    try:
+        with open(name, "rb") as file:
+            data = file.read()
+    except (OSError, ValueError) as exc:  # ValueError: a path with a NUL byte
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise RecordingError(
+            _Code.RECORDING_UNREADABLE, f"Cannot read the file: {reason}", source=name
+        ) from exc
+    text = _decode(data, name)
+    if not is_cassette(name):
+        yield _import_text(text, format, usage, name, "")
+        return
+    bodies = read_cassette(text, name)
+    found = False
+    for interaction, body in bodies:
+        if next(read_events(body), None) is None:
+            continue  # no stream in this interaction (a plain JSON answer, say)
+        found = True
+        yield _import_text(body, format, usage, name, f"interaction {interaction}: ")
+    if not found:
+        raise RecordingError(
+            _Code.RECORDING_UNREADABLE,
+            "The cassette holds no interaction whose response body is an event stream",
+            source=name,
+        )
+
+
+def thaw_response(recording: Recording) -> PlainJson:
+    """The recording's fixture response as plain, mutable JSON."""
+    return thaw(recording.response)
+
+
+# -- one stream ---------------------------------------------------------------------------
+
+
+def _import_text(
+    text: str, format: str, usage: Usage | None, source: str | None, label: str
+) -> Recording:
+    events = read_events(text)
+    first = next(events, None)
+    if first is None:
+        raise RecordingError(
+            _Code.RECORDING_UNREADABLE,
+            f"{label}The recording holds no event with data",
+            source=source,
+        )
+    module = _settle_format(first, format, source, label)
+    importer: StreamImporter = module.Importer(usage)
+    event: SseEvent | None = first
+    while event is not None:
+        try:
+            importer.feed(Event(event.name, _parse(event)))
+        except Refusal as refusal:
+            raise _locate(refusal, event, source, label) from None
+        if importer.provider_error_read:
+            break  # nothing after a provider error event is read
+        event = next(events, None)
+    truncated = not (importer.terminal_read or importer.provider_error_read)
+    return Recording(
+        format=module.FORMAT,
+        response=_read_only({"records": importer.records}),
+        ignored=_read_only(dict(importer.ignored)),  # type: ignore[arg-type]
+        truncated=truncated,
+    )
+
+
+def _read_only(value: Mapping[str, object]) -> Mapping[str, JsonValue]:
+    """The read-only copy of plain JSON this module built itself."""
+    return cast("Mapping[str, JsonValue]", refreeze(cast("PlainJson", value)))
+
+
+def _parse(event: SseEvent) -> JsonObject | None:
+    """Class 1: the event's data as a JSON object, or ``None`` for ``[DONE]``."""
+    if event.data == _DONE:
+        return None
+    try:
+        value = loads(event.data)
+    except JsonSyntaxError as error:
+        raise Refusal(
+            _Code.RECORDING_INVALID_JSON,
+            f"The event's data is not strict JSON: {error.message}",
+            offset=error.offset,
+        ) from None
+    if type(value) is not dict:
+        raise Refusal(_Code.RECORDING_INVALID_JSON, "Expected the event's data to be a JSON object")
+    return value
+
+
+def _settle_format(first: SseEvent, format: str, source: str | None, label: str) -> ModuleType:
+    """The format's module, judged from the first event."""
+
+    def unknown(message: str) -> RecordingError:
+        return RecordingError(
+            _Code.RECORDING_UNKNOWN_FORMAT,
+            label + message,
+            source=source,
+            event_index=0,
+            line=first.line,
+            column=1,
+        )
+
+    try:
+        data = _parse(first)
+    except Refusal as refusal:
+        if format != "auto":
+            raise unknown(f"The first event is not JSON, so it is not {format}") from None
+        raise _locate(refusal, first, source, label) from None
+    if format != "auto":
+        module = FORMATS[format]
+        if data is None or not module.fits(data):
+            raise unknown(f"The first event does not fit the {format} format")
+        return module
+    if data is not None:
+        for module in _FORMAT_MODULES:
+            if module.detects(data):
+                return module
+    names = ", ".join(FORMATS)
+    raise unknown(
+        f"Cannot tell the format from the first event; name it with format= (one of {names})"
+    )
+
+
+def _locate(refusal: Refusal, event: SseEvent, source: str | None, label: str) -> RecordingError:
+    """The refusal as a ``RecordingError`` pointing into the recording."""
+    line, column = event.line, 1
+    if refusal.offset is not None:
+        line, column = event.position(refusal.offset)
+    elif refusal.path is not None:
+        offsets: dict[str, int] = {}
+        parse_positioned(event.data, offsets)  # the text was parsed once already
+        offset = offsets.get(pointer(*refusal.path))
+        if offset is not None:
+            line, column = event.position(offset)
+    return RecordingError(
+        refusal.code,
+        label + refusal.message,
+        source=source,
+        event_index=event.index,
+        line=line,
+        column=column,
+    )
+
+
+# -- arguments ----------------------------------------------------------------------------
+
+
+def _decode(data: str | bytes, source: str | None) -> str:
+    if isinstance(data, str):
+        return data
+    try:
+        return data.decode("utf-8-sig")  # a leading byte order mark is skipped
+    except UnicodeDecodeError as exc:
+        raise RecordingError(
+            _Code.RECORDING_UNREADABLE,
+            f"The recording is not UTF-8 text (invalid byte 0x{data[exc.start]:02x} "
+            f"at byte {exc.start})",
+            source=source,
+        ) from None
+
+
+def _check_format(format: object) -> None:
+    if not isinstance(format, str):
+        raise TypeError(f"format must be a str, got {type(format).__qualname__}")
+    if format != "auto" and format not in FORMATS:
+        names = ", ".join(("auto", *FORMATS))
+        raise ValueError(f"format must be one of {names}; got {format!r}")
+
+
+def _check_usage(usage: object) -> None:
+    if usage is None:
+        return
+    if (
+        type(usage) is not tuple
+        or len(usage) != 2
+        or not all(type(count) is int and 0 <= count <= MAX_COUNT for count in usage)
+    ):
+        raise ValueError(
+            "usage must be a tuple of two ints (input, output) from 0 to 2**53 - 1; "
+            f"got {type(usage).__qualname__} {_short(usage)}"
+        )
+
+
+def _short(value: object) -> str:
+    """A bounded rendering of a caller's value (tuples of ints, typically)."""
+    text = repr(value) if type(value) is tuple else ""
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,407 @@
+"""What every format's importer shares: the error, the result, and the record builder.
+
+A format module (``openai_chat``, ``openai_responses``, ``anthropic``) subclasses
+``StreamImporter``: a small state machine fed one parsed event at a time. It judges
+each event in the SPEC's five classes, in order (JSON, vocabulary, the event alone,
+its place, against earlier events), and refuses with ``Refusal``, which names the
+offending value by its JSON pointer inside the event; ``course.vendors._importing``
+turns that into a ``RecordingError`` with the line and column in the recording.
+
+The records it builds are the fixture vocabulary of ``SPEC.md``, as plain JSON.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import ClassVar, Final, TypeAlias
+
+from .._json import JsonValue, PlainJson
+from .._json_text import JsonSyntaxError, loads
+
+__all__ = [
+    "ARGUMENTS_MAX_DEPTH",
+    "MAX_COUNT",
+    "Event",
+    "JsonObject",
+    "Path",
+    "Recording",
+    "RecordingError",
+    "RecordingErrorCode",
+    "Refusal",
+    "StreamImporter",
+    "Usage",
+]
+
+JsonObject: TypeAlias = dict[str, PlainJson]
+Path: TypeAlias = tuple[str | int, ...]
+"""Where a value is inside one event's JSON: its keys and indexes from the root."""
+Usage: TypeAlias = tuple[int, int]
+"""Input and output token counts."""
+
+MAX_COUNT: Final = 2**53 - 1
+"""The largest token count a fixture accepts."""
+
+ARGUMENTS_MAX_DEPTH: Final = 251
+"""How deeply tool-call arguments may nest (the object itself counting 1): a tool-call
+record sits inside four containers of the fixture and the adapter allows 256 in all."""
+
+
+class RecordingErrorCode(enum.StrEnum):
+    """Why a recording was refused. Each value equals its name."""
+
+    RECORDING_UNREADABLE = "RECORDING_UNREADABLE"
+    """Not UTF-8, an unreadable file, no event with data, a cassette with no stream."""
+    RECORDING_UNKNOWN_FORMAT = "RECORDING_UNKNOWN_FORMAT"
+    """Auto-detection failed, or the first event does not fit the given format."""
+    RECORDING_INVALID_JSON = "RECORDING_INVALID_JSON"
+    """An event's data is not strict JSON, or not an object."""
+    RECORDING_UNKNOWN_EVENT = "RECORDING_UNKNOWN_EVENT"
+    """An event type outside the format's vocabulary."""
+    RECORDING_MALFORMED_EVENT = "RECORDING_MALFORMED_EVENT"
+    """A required field missing or mistyped, ids that change, bad arguments, an end
+    without what it needs."""
+    RECORDING_OUT_OF_ORDER = "RECORDING_OUT_OF_ORDER"
+    """An event before the start, after the terminal, for an unknown or finished block
+    or item, a second start, content after the finish."""
+    RECORDING_STOP_REASON_MISMATCH = "RECORDING_STOP_REASON_MISMATCH"
+    """A tool-call stop with no tool call, or a normal stop after one."""
+    RECORDING_MISSING_USAGE = "RECORDING_MISSING_USAGE"
+    """A successful stream without usage, and no ``usage=`` fallback."""
+    RECORDING_UNSUPPORTED = "RECORDING_UNSUPPORTED"
+    """More than one choice, legacy function calls, custom tool calls."""
+
+
+class RecordingError(Exception):
+    """A recording that cannot become a fixture response, and where.
+
+    ``source`` is the file (or the ``source=`` given), ``event_index`` counts events
+    that carry data from 0, ``line`` and ``column`` are 1-based (columns in code
+    points) in the recording text. Faults of the whole input have no event, line or
+    column. ``str(error)`` is ``source:line:column: CODE message``.
+    """
+
+    code: RecordingErrorCode
+    message: str
+    source: str | None
+    event_index: int | None
+    line: int | None
+    column: int | None
+
+    def __init__(
+        self,
+        code: RecordingErrorCode | str,
+        message: str,
+        *,
+        source: str | None = None,
+        event_index: int | None = None,
+        line: int | None = None,
+        column: int | None = None,
+    ) -> None:
+        super().__init__(code, message)
+        self.code = RecordingErrorCode(code)
+        self.message = message
+        self.source = source
+        self.event_index = event_index
+        self.line = line
+        self.column = column
+
+    def __str__(self) -> str:
+        where = "" if self.source is None else f"{self.source}:"
+        if self.line is not None:
+            where += f"{self.line}:{self.column}:"
+        return f"{where}{' ' if where else ''}{self.code.value} {self.message}"
+
+    def __repr__(self) -> str:
+        return (
+            f"RecordingError({self.code.value!r}, {self.message!r}, source={self.source!r}, "
+            f"event_index={self.event_index!r}, line={self.line!r}, column={self.column!r})"
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # Keyword-only fields need help to survive pickling (e.g. pytest-xdist).
+        return (_rebuild, (self.code, self.message), self.__dict__.copy())
+
+
+def _rebuild(code: RecordingErrorCode, message: str) -> RecordingError:
+    return RecordingError(code, message)
+
+
+@dataclass(frozen=True, slots=True)
+class Recording:
+    """One imported stream: a fixture response and what was left out on purpose."""
+
+    format: str
+    """The format name: ``openai-chat``, ``openai-responses`` or ``anthropic``."""
+    response: Mapping[str, JsonValue]
+    """One fixture response, ``{"records": [...]}``, read-only (``thaw`` copies it)."""
+    ignored: Mapping[str, int]
+    """Counts of events skipped because a fixture has no place for them (informational)."""
+    truncated: bool
+    """True when the input ended before the terminal event and no provider error came."""
+
+
+class Refusal(Exception):
+    """Raised by an importer: the event is refused with ``code``.
+
+    ``path`` is where the offending value lies inside the event's JSON (for a missing
+    key, the object that lacks it); ``None`` means the event as a whole. ``offset`` is
+    a character offset into the event's data instead (a JSON syntax error).
+    """
+
+    def __init__(
+        self,
+        code: RecordingErrorCode,
+        message: str,
+        path: Path | None = None,
+        *,
+        offset: int | None = None,
+    ) -> None:
+        super().__init__(code, message)
+        self.code = code
+        self.message = message
+        self.path = path
+        self.offset = offset
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One event as an importer sees it."""
+
+    name: str
+    """The SSE ``event`` field, ``""`` when there was none."""
+    data: JsonObject | None
+    """The event's JSON object, or ``None`` for the literal ``[DONE]``."""
+
+
+_Code = RecordingErrorCode
+
+# -- checking the keys an importer uses --------------------------------------------------
+#
+# Vendor objects are open: only the keys an importer uses are checked, by exact type.
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    kind = type(value)
+    if kind is bool:
+        return "a boolean"
+    if kind is int or kind is float:
+        return "a number"
+    if kind is str:
+        return "a string"
+    if kind is list:
+        return "an array"
+    return "an object"
+
+
+def _name(path: Path) -> str:
+    return "".join(f"[{part}]" if type(part) is int else f".{part}" for part in path).lstrip(".")
+
+
+class StreamImporter:
+    """One recording's state machine. Subclasses implement ``feed``.
+
+    Besides ``feed`` a subclass reads and writes only what this base class gives it:
+    the record builders, the field checks, ``ignore`` and the flags.
+    """
+
+    format: ClassVar[str]
+    """The format name this importer reads."""
+
+    def __init__(self, usage: Usage | None) -> None:
+        self.records: list[JsonObject] = []
+        self.ignored: Counter[str] = Counter()
+        self.fallback_usage = usage
+        self.started = False
+        """A start record was emitted."""
+        self.terminal_read = False
+        """The stream's terminal event was read: only trailing events may follow."""
+        self.provider_error_read = False
+        """A provider error event was read: nothing after it is read."""
+        self._response_id = ""
+
+    def feed(self, event: Event) -> None:
+        """Judge one event and emit its records; raise ``Refusal``."""
+        raise NotImplementedError
+
+    # -- records ---------------------------------------------------------------------------
+
+    def start(self, response_id: str) -> None:
+        self.started = True
+        self._response_id = response_id
+        self.records.append(
+            {"type": "response_start", "responseId": response_id, "role": "assistant"}
+        )
+
+    def text(self, text: str) -> None:
+        """A text delta; an empty one makes no record."""
+        if text:
+            self.records.append({"type": "text_delta", "text": text})
+
+    def tool_call(self, call_id: str, name: str, arguments: str, path: Path | None) -> None:
+        """A complete tool call; ``arguments`` is the concatenated JSON text.
+
+        ``path`` locates a refusal of the arguments (``None``: the event as a whole).
+        """
+        self.records.append(
+            {
+                "type": "tool_call",
+                "id": call_id,
+                "name": name,
+                "arguments": parse_arguments(arguments, path),
+            }
+        )
+
+    def end(self, tool_call: bool, usage: Usage | None, path: Path | None) -> None:
+        """A successful terminal; ``usage`` as recorded, else the fallback, else refused.
+
+        ``path`` locates the missing usage (``None``: the event as a whole).
+        """
+        usage = usage if usage is not None else self.fallback_usage
+        if usage is None:
+            raise Refusal(
+                _Code.RECORDING_MISSING_USAGE,
+                "The stream succeeded without usage; pass usage=(IN, OUT) "
+                "(--usage IN,OUT) to supply it",
+                path,
+            )
+        self.terminal_read = True
+        self.records.append(
+            {
+                "type": "response_end",
+                "responseId": self._response_id,
+                "stopReason": "tool_call" if tool_call else "stop",
+                "usage": {"inputTokens": usage[0], "outputTokens": usage[1]},
+            }
+        )
+
+    def stopped(self, reason: str) -> None:
+        """A terminal whose stop reason is neither a normal stop nor a tool call."""
+        self.terminal_read = True
+        self._transport_error(f"The provider stopped the response: {reason}", reason)
+
+    def refused(self, refusal_text: str) -> None:
+        """A terminal after the model refused: the refusal text is the message."""
+        self.terminal_read = True
+        self._transport_error(refusal_text, "refusal")
+
+    def provider_error(self, message: str, code: str | None) -> None:
+        """A provider error event: the import ends here."""
+        self.provider_error_read = True
+        self._transport_error(message, code)
+
+    def _transport_error(self, message: str, code: str | None) -> None:
+        record: JsonObject = {"type": "transport_error", "message": message}
+        if code is not None:
+            record["code"] = code
+        self.records.append(record)
+
+    def ignore(self, key: str) -> None:
+        """Count an event skipped on purpose, under ``key`` (``type`` or ``type:kind``)."""
+        self.ignored[key] += 1
+
+    # -- checks ----------------------------------------------------------------------------
+
+    @staticmethod
+    def malformed(message: str, path: Path | None) -> Refusal:
+        return Refusal(_Code.RECORDING_MALFORMED_EVENT, message, path)
+
+    @staticmethod
+    def out_of_order(message: str) -> Refusal:
+        return Refusal(_Code.RECORDING_OUT_OF_ORDER, message)
+
+    @classmethod
+    def field(
+        cls, owner: JsonObject, key: str, kind: type, path: Path, *, optional: bool = False
+    ) -> PlainJson:
+        """``owner[key]`` checked to be of exactly ``kind`` (``str``, ``int``, ``dict``,
+        ``list``); ``path`` is ``owner``'s. An optional key that is absent or null is
+        ``None``; a required one that is missing points at ``owner``."""
+        value = owner.get(key)
+        if value is None:
+            if optional:
+                return None
+            where = _name((*path, key))
+            if key in owner:
+                raise cls.malformed(
+                    f"Expected `{where}` to be {_KINDS[kind]}, got null", (*path, key)
+                )
+            raise cls.malformed(f"Missing required key `{where}`", path)
+        if type(value) is not kind:
+            where = _name((*path, key))
+            raise cls.malformed(
+                f"Expected `{where}` to be {_KINDS[kind]}, got {_kind(value)}", (*path, key)
+            )
+        return value
+
+    @classmethod
+    def string(cls, owner: JsonObject, key: str, path: Path, *, optional: bool = False) -> str:
+        return cls.field(owner, key, str, path, optional=optional)  # type: ignore[return-value]
+
+    @classmethod
+    def identifier(cls, owner: JsonObject, key: str, path: Path) -> str:
+        """A required id or name: a non-empty string."""
+        value = cls.string(owner, key, path)
+        if not value:
+            raise cls.malformed(
+                f"Expected `{_name((*path, key))}` to be a non-empty string", (*path, key)
+            )
+        return value
+
+    @classmethod
+    def obj(cls, owner: JsonObject, key: str, path: Path, *, optional: bool = False) -> JsonObject:
+        return cls.field(owner, key, dict, path, optional=optional)  # type: ignore[return-value]
+
+    @classmethod
+    def array(
+        cls, owner: JsonObject, key: str, path: Path, *, optional: bool = False
+    ) -> list[PlainJson]:
+        return cls.field(owner, key, list, path, optional=optional)  # type: ignore[return-value]
+
+    @classmethod
+    def count(
+        cls, owner: JsonObject, key: str, path: Path, *, optional: bool = False
+    ) -> int | None:
+        """A token count: an ``int`` (not ``bool``) from 0 to 2**53 - 1."""
+        value = cls.field(owner, key, int, path, optional=optional)
+        if value is not None and not 0 <= value <= MAX_COUNT:  # type: ignore[operator]
+            raise cls.malformed(
+                f"Expected `{_name((*path, key))}` to be a token count from 0 to 2**53 - 1, "
+                f"got {value}",
+                (*path, key),
+            )
+        return value  # type: ignore[return-value]
+
+
+_KINDS: Final[Mapping[type, str]] = {
+    str: "a string",
+    int: "an integer",
+    dict: "an object",
+    list: "an array",
+}
+
+
+def parse_arguments(text: str, path: Path | None) -> JsonObject:
+    """Tool-call arguments as a JSON object; ``""`` is ``{}``. Raises ``Refusal``."""
+    if text == "":
+        return {}
+    try:
+        value = loads(text, max_depth=ARGUMENTS_MAX_DEPTH)
+    except JsonSyntaxError as error:
+        raise Refusal(
+            _Code.RECORDING_MALFORMED_EVENT,
+            f"The tool call's arguments are not strict JSON: {error.message} "
+            f"(at character {error.offset} of the arguments)",
+            path,
+        ) from None
+    if type(value) is not dict:
+        raise Refusal(
+            _Code.RECORDING_MALFORMED_EVENT,
+            f"Expected the tool call's arguments to be a JSON object, got {_kind(value)}",
+            path,
+        )
+    return value

@@ -1,0 +1,71 @@
+"""What every format's renderer shares: the interface the server drives, and error words.
+
+A format module's ``Renderer`` turns one ``CourseModelStream`` into that provider's
+wire format, as the server receives the stream's values:
+
+- streaming: ``open`` (when the first chunk comes, or the response completes without
+  one), then ``chunk`` for each chunk, then ``complete`` with the response, or
+  ``fail`` with the error once streaming has begun; each returns SSE text to send;
+- not streaming: ``whole`` with the response gives the JSON body;
+- before streaming has begun, or without streaming, a failure is HTTP 500 with
+  ``error_body``.
+
+Ids come from the fixture verbatim: the response id and the tool-call ids.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from .._errors import FixtureProviderError, FixtureProviderErrorCode
+from .._model import CourseModelChunk, CourseModelResponse
+from ._recording import JsonObject
+
+__all__ = ["StreamRenderer", "error_words"]
+
+
+def error_words(error: FixtureProviderError) -> tuple[str | None, str]:
+    """The code and message a provider's error body carries for ``error``.
+
+    For a ``PROVIDER_TRANSPORT_ERROR``, the record's own ``code`` (``None`` when it had
+    none) and ``message``; for any other failure, the error's code and message.
+    """
+    if error.code is FixtureProviderErrorCode.PROVIDER_TRANSPORT_ERROR:
+        return error.transport_code, error.transport_message or ""
+    return error.code.value, error.message
+
+
+class StreamRenderer:
+    """One response in one wire format. Subclasses implement every method."""
+
+    format: ClassVar[str]
+    """The format name, as ``course.vendors`` names it."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        """The model name to report: the request's ``model``, else a placeholder."""
+
+    def open(self, response_id: str) -> str:
+        """The events that open the stream."""
+        raise NotImplementedError
+
+    def chunk(self, chunk: CourseModelChunk) -> str:
+        """The events for one chunk, sent as soon as the adapter yields it."""
+        raise NotImplementedError
+
+    def complete(self, response: CourseModelResponse) -> str:
+        """The events that close a complete stream (the terminal included)."""
+        raise NotImplementedError
+
+    def fail(self, error: FixtureProviderError) -> str:
+        """The in-stream error event that ends a stream that has begun."""
+        raise NotImplementedError
+
+    def whole(self, response: CourseModelResponse) -> JsonObject:
+        """The non-streaming body of a complete response."""
+        raise NotImplementedError
+
+    @staticmethod
+    def error_body(error: FixtureProviderError) -> JsonObject:
+        """The HTTP 500 body for a failure before streaming began, or without it."""
+        raise NotImplementedError

@@ -196,19 +196,20 @@ def _settle_format(first: SseEvent, format: str, source: str | None, label: str)
 
     try:
         data = _parse(first)
+        if data is None and format == "auto":
+            raise Refusal(_Code.RECORDING_INVALID_JSON, "Expected JSON first, got `[DONE]`")
     except Refusal as refusal:
         if format != "auto":
-            raise unknown(f"The first event is not JSON, so it is not {format}") from None
+            raise unknown(f"The first event is not a JSON object, so it is not {format}") from None
         raise _locate(refusal, first, source, label) from None
     if format != "auto":
         module = FORMATS[format]
         if data is None or not module.fits(data):
             raise unknown(f"The first event does not fit the {format} format")
         return module
-    if data is not None:
-        for module in _FORMAT_MODULES:
-            if module.detects(data):
-                return module
+    for module in _FORMAT_MODULES:
+        if module.detects(data):
+            return module
     names = ", ".join(FORMATS)
     raise unknown(
         f"Cannot tell the format from the first event; name it with format= (one of {names})"
@@ -240,10 +241,12 @@ def _locate(refusal: Refusal, event: SseEvent, source: str | None, label: str) -
 
 
 def _decode(data: str | bytes, source: str | None) -> str:
+    # Exact types first: no method a subclass overrides is ever called.
     if isinstance(data, str):
-        return data
+        return str.__str__(data)
+    data = bytes.__getitem__(data, slice(None))
     try:
-        return data.decode("utf-8-sig")  # a leading byte order mark is skipped
+        return bytes.decode(data, "utf-8-sig")  # a leading byte order mark is skipped
     except UnicodeDecodeError as exc:
         raise RecordingError(
             _Code.RECORDING_UNREADABLE,

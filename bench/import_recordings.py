@@ -1,0 +1,192 @@
+"""Benchmark: importing recordings, against the SDKs' own accumulation and the floor.
+
+Two recordings of 100,000 events each, generated in code: an ``openai-chat`` stream and
+an ``anthropic`` stream (text deltas, then one tool call whose arguments arrive in 50
+fragments). Each contender starts from the recording's bytes:
+
+- ``course``: ``course.vendors.import_recording(data)``, every check included;
+- ``sdk``: what the official SDK does with the same bytes: its SSE decoder, its
+  ``construct_type`` into the SDK's event models, then its stream accumulator
+  (``ChatCompletionStreamState.handle_chunk`` for OpenAI, ``accumulate_event`` for
+  Anthropic);
+- ``floor``: splitting the SSE text into events and ``json.loads`` of each event's
+  data, which no importer written in Python can beat.
+
+Times are medians of several runs, interleaved, each after ``gc.collect()``; figures
+are ratios against the floor measured in the same run. Linearity compares 10,000 with
+100,000 events.
+
+Usage: python bench/import_recordings.py [--quick] [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from anthropic._models import construct_type as anthropic_construct
+from anthropic._streaming import SSEDecoder as AnthropicDecoder
+from anthropic.lib.streaming._messages import accumulate_event
+from anthropic.types import RawMessageStreamEvent
+from openai._models import construct_type as openai_construct
+from openai._streaming import SSEDecoder as OpenAIDecoder
+from openai.lib.streaming.chat import ChatCompletionStreamState
+from openai.types.chat import ChatCompletionChunk
+
+from course.vendors import import_recording
+
+_ARGUMENT_FRAGMENTS = 50
+_SDK_RUNS = 2
+
+
+def chat_recording(events: int) -> bytes:
+    """An ``openai-chat`` stream of ``events`` events ending in one tool call."""
+    head = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    lines: list[str] = []
+
+    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> None:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        lines.append("data: " + json.dumps({**head, "choices": [choice], **extra}) + "\n\n")
+
+    chunk({"role": "assistant", "content": ""})
+    texts = events - _ARGUMENT_FRAGMENTS - 4
+    for index in range(texts):
+        chunk({"content": f"word {index} "})
+    call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "f"}}
+    chunk({"tool_calls": [{**call, "function": {"name": "f", "arguments": '{"a": "'}}]})
+    for index in range(_ARGUMENT_FRAGMENTS - 2):
+        chunk({"tool_calls": [{"index": 0, "function": {"arguments": f"x{index}"}}]})
+    chunk({"tool_calls": [{"index": 0, "function": {"arguments": '"}'}}]})
+    chunk({}, "tool_calls")
+    usage = {"prompt_tokens": 10, "completion_tokens": events, "total_tokens": events + 10}
+    lines.append("data: " + json.dumps({**head, "choices": [], "usage": usage}) + "\n\n")
+    lines.append("data: [DONE]\n\n")
+    return "".join(lines).encode()
+
+
+def anthropic_recording(events: int) -> bytes:
+    """An ``anthropic`` stream of ``events`` events ending in one tool call."""
+    lines: list[str] = []
+
+    def event(data: dict[str, Any]) -> None:
+        lines.append(f"event: {data['type']}\ndata: {json.dumps(data)}\n\n")
+
+    usage = {"input_tokens": 10, "output_tokens": 1}
+    message = {"id": "msg_bench", "type": "message", "role": "assistant", "model": "m"}
+    event({"type": "message_start", "message": {**message, "content": [], "usage": usage}})
+    event(
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}
+    )
+    texts = events - _ARGUMENT_FRAGMENTS - 7
+    for index in range(texts):
+        delta = {"type": "text_delta", "text": f"word {index} "}
+        event({"type": "content_block_delta", "index": 0, "delta": delta})
+    event({"type": "content_block_stop", "index": 0})
+    block = {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}
+    event({"type": "content_block_start", "index": 1, "content_block": block})
+    fragments = ['{"a": "', *(f"x{i}" for i in range(_ARGUMENT_FRAGMENTS - 2)), '"}']
+    for fragment in fragments:
+        delta = {"type": "input_json_delta", "partial_json": fragment}
+        event({"type": "content_block_delta", "index": 1, "delta": delta})
+    event({"type": "content_block_stop", "index": 1})
+    stop = {"stop_reason": "tool_use", "stop_sequence": None}
+    event({"type": "message_delta", "delta": stop, "usage": {"output_tokens": events}})
+    event({"type": "message_stop"})
+    return "".join(lines).encode()
+
+
+def floor(data: bytes) -> int:
+    """Split the SSE text into events and ``json.loads`` every event's data."""
+    count = 0
+    for block in data.decode().split("\n\n"):
+        for line in block.split("\n"):
+            if line.startswith("data: ") and line != "data: [DONE]":
+                json.loads(line[6:])
+                count += 1
+    return count
+
+
+def course_import(data: bytes) -> int:
+    recording = import_recording(data)
+    return len(recording.response["records"])  # type: ignore[arg-type]
+
+
+def openai_sdk(data: bytes) -> int:
+    state: ChatCompletionStreamState[None] = ChatCompletionStreamState()
+    for sse in OpenAIDecoder().iter_bytes(iter([data])):
+        if sse.data.startswith("[DONE]"):
+            break
+        chunk = openai_construct(type_=ChatCompletionChunk, value=sse.json())
+        state.handle_chunk(chunk)  # type: ignore[arg-type]
+    return len(state.get_final_completion().choices)
+
+
+def anthropic_sdk(data: bytes) -> int:
+    snapshot = None
+    json_bufs: dict[int, bytes] = {}
+    for sse in AnthropicDecoder().iter_bytes(iter([data])):
+        event = anthropic_construct(type_=RawMessageStreamEvent, value=sse.json())
+        snapshot = accumulate_event(
+            event=event,  # type: ignore[arg-type]
+            current_snapshot=snapshot,
+            json_bufs=json_bufs,
+        )
+    return 0 if snapshot is None else len(snapshot.content)
+
+
+def one_time(function: Callable[[bytes], int], data: bytes) -> float:
+    gc.collect()
+    start = time.perf_counter()
+    function(data)
+    return time.perf_counter() - start
+
+
+def measure(runs: int, events: int) -> dict[str, dict[str, float]]:
+    """Median seconds per contender, per format, interleaved run by run."""
+    cases = {
+        "openai-chat": (chat_recording(events), openai_sdk),
+        "anthropic": (anthropic_recording(events), anthropic_sdk),
+    }
+    results: dict[str, dict[str, float]] = {}
+    for name, (data, sdk) in cases.items():
+        contenders = {"course": course_import, "sdk": sdk, "floor": floor}
+        samples: dict[str, list[float]] = {key: [] for key in contenders}
+        for run in range(runs):
+            for key, function in contenders.items():
+                # The SDKs take seconds where the others take milliseconds: a few runs
+                # of theirs are plenty.
+                if key != "sdk" or run < _SDK_RUNS:
+                    samples[key].append(one_time(function, data))
+        results[name] = {key: statistics.median(values) for key, values in samples.items()}
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer runs (a smoke test)")
+    parser.add_argument("--runs", type=int, default=None)
+    args = parser.parse_args()
+    runs = args.runs or (3 if args.quick else 7)
+    full = measure(runs, 100_000)
+    tenth = measure(runs, 10_000)
+    print(
+        "| format | course | SDK accumulator | floor | course vs floor | SDK vs course | "
+        "linearity (10x events) |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for name, times in full.items():
+        linear = times["course"] / tenth[name]["course"]
+        print(
+            f"| {name} | {times['course'] * 1e3:,.1f} ms | {times['sdk'] * 1e3:,.1f} ms | "
+            f"{times['floor'] * 1e3:,.1f} ms | {times['course'] / times['floor']:.2f}x | "
+            f"{times['sdk'] / times['course']:.2f}x | {linear:.2f}x |"
+        )
+
+
+if __name__ == "__main__":
+    main()

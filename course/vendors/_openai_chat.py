@@ -1,40 +1,555 @@
-"""The ``openai-chat`` wire format (OpenAI Chat Completions, streaming): importer, renderer.
+"""The ``openai-chat`` wire format (OpenAI Chat Completions, ``stream: true``), both ways.
 
-Placeholder: the importer and the renderer are being written.
+A recording is a run of ``data: {chunk}`` events closed by ``data: [DONE]``. Every
+chunk carries the response ``id``, ``object: "chat.completion.chunk"`` and
+``choices``; the one choice (``n > 1`` has no place in a fixture) carries a ``delta``
+and, once, a ``finish_reason``. Tool calls arrive as fragments keyed by ``index`` and
+are complete only when the finish reason ``stop`` or ``tool_calls`` comes; the
+outcome is decided at ``[DONE]``. A data object with a non-null ``error`` is the
+provider's error event.
+
+Each event is judged in the SPEC's classes, in order: (2) the vocabulary (the chunk's
+``object``), (3) the event alone (every key used, by exact type, then the shapes a
+fixture cannot hold), (4) its place, (5) against earlier events. Checks inline the
+common case and fall back on ``StreamImporter``'s field checks for the message.
+
+The renderer writes the shapes of the SPEC's "Serve" section: an opening chunk with
+the role, a chunk per text delta and per tool call, a finish chunk, a usage chunk
+with ``choices: []``, then ``[DONE]``; a failure is ``{"error": ...}`` then ``[DONE]``.
 """
 
 from __future__ import annotations
 
-from typing import Final
+import json
+import time
+from typing import Final, NamedTuple, NoReturn
 
-from ._recording import Event, JsonObject, StreamImporter
-from ._rendering import StreamRenderer
+from .._errors import FixtureProviderError
+from .._json import PlainJson, preview, thaw
+from .._model import CourseModelChunk, CourseModelResponse, CourseTextBlock, CourseTextDeltaChunk
+from ._recording import (
+    Event,
+    JsonObject,
+    Path,
+    RecordingErrorCode,
+    Refusal,
+    StreamImporter,
+    Usage,
+)
+from ._rendering import StreamRenderer, error_words
+from ._sse import format_event
 
 __all__ = ["FORMAT", "Importer", "Renderer", "detects", "fits"]
 
 FORMAT: Final = "openai-chat"
 
+_CHUNK: Final = "chat.completion.chunk"
+_COMPLETING: Final = frozenset({"stop", "tool_calls"})
+"""Finish reasons at which the tool calls are complete."""
+_SKIPPED_DELTA_KEYS: Final = ("reasoning_content", "reasoning", "audio")
+"""Delta parts a fixture has no place for (gateways' reasoning text, audio), counted."""
+
+_Code = RecordingErrorCode
+
 
 def detects(first: JsonObject) -> bool:
     """Whether a first event says this format (``format="auto"``)."""
-    return False
+    return first.get("object") == _CHUNK
 
 
 def fits(first: JsonObject) -> bool:
     """Whether a first event may open a recording of this format."""
-    return False
+    return first.get("object") == _CHUNK or first.get("error") is not None
+
+
+# -- importing ------------------------------------------------------------------------------
+
+
+class _Fragment(NamedTuple):
+    """One tool-call fragment of a delta, checked on its own."""
+
+    call_index: int
+    id: str | None
+    name: str | None
+    arguments: str | None
+    has_function: bool
+    path: Path
+
+
+class _Choice(NamedTuple):
+    """The parts of one choice an importer uses, checked on their own."""
+
+    choice_index: int
+    content: str | None
+    refusal: str | None
+    fragments: tuple[_Fragment, ...]
+    finish: str | None
+    legacy_call: bool
+    """The delta carries a ``function_call`` (the legacy API)."""
+    path: Path
+
+
+class _ToolCall:
+    """A tool call being assembled from its fragments."""
+
+    __slots__ = ("arguments", "id", "name")
+
+    def __init__(self, call_id: str, name: str) -> None:
+        self.id = call_id
+        self.name = name
+        self.arguments: list[str] = []
 
 
 class Importer(StreamImporter):
-    """The openai-chat state machine."""
+    """The openai-chat state machine: chunks until the finish reason, then ``[DONE]``."""
 
     format = FORMAT
 
+    def __init__(self, usage: Usage | None) -> None:
+        super().__init__(usage)
+        self._id = ""
+        self._calls: dict[int, _ToolCall] = {}
+        self._finish: str | None = None
+        self._refusal: list[str] = []
+        self._usage: Usage | None = None
+
     def feed(self, event: Event) -> None:
-        raise NotImplementedError
+        data = event.data
+        if data is None:
+            self._done()
+        elif data.get("error") is not None:
+            self._error(data, event.name)
+        else:
+            self._chunk(data, event.name)
+
+    # -- the three kinds of event ------------------------------------------------------------
+
+    def _chunk(self, data: JsonObject, name: str) -> None:
+        # (2) the vocabulary: `object` says what the event is
+        kind = data.get("object")
+        if kind != _CHUNK:
+            if type(kind) is str:
+                raise Refusal(
+                    _Code.RECORDING_UNKNOWN_EVENT,
+                    f"Expected a chunk (`object` {_CHUNK!r}), got `object` {preview(kind, 60)}",
+                    ("object",),
+                )
+            _refuse(data, "object", str, ())
+        # (3) the event alone
+        chunk_id = data.get("id")
+        if type(chunk_id) is not str or not chunk_id:
+            _refuse_id(data, "id", ())
+        choices = data.get("choices")
+        if type(choices) is not list:
+            _refuse(data, "choices", list, ())
+        counts = None if data.get("usage") is None else self._usage_of(data)
+        if name:
+            _check_name(data, name)
+        choice = None
+        for position, item in enumerate(choices):
+            read = self._choice(item, position)
+            if choice is None:
+                choice = read
+        if choice is not None:
+            _refuse_unsupported(choice)
+            if len(choices) > 1:
+                raise Refusal(
+                    _Code.RECORDING_UNSUPPORTED,
+                    "A chunk with a second choice: n > 1 has no place in a fixture",
+                    ("choices", 1),
+                )
+        # (4) its place
+        if self.terminal_read:
+            raise self.out_of_order("A chunk after [DONE]")
+        if choice is not None and self._finish is not None:
+            self._after_finish(choice)
+        # (5) against earlier events
+        if not self.started:
+            self._id = chunk_id
+            self.start(chunk_id)
+        elif chunk_id != self._id:
+            raise self.malformed(
+                f"The chunk's id {preview(chunk_id, 60)} differs from the stream's "
+                f"{preview(self._id, 60)}",
+                ("id",),
+            )
+        if counts is not None:
+            self._usage = counts
+        if choice is not None:
+            self._apply(choice)
+
+    def _error(self, data: JsonObject, name: str) -> None:
+        # (3) the event alone
+        if name:
+            _check_name(data, name)
+        error = data["error"]
+        if type(error) is not dict:
+            _refuse(data, "error", dict, ())
+        message = error.get("message")
+        if type(message) is not str:
+            _refuse(error, "message", str, ("error",))
+        code = error.get("code")
+        if type(code) is not str:
+            code = error.get("type")
+            if type(code) is not str:
+                code = None
+        # (4) its place
+        if self.terminal_read:
+            raise self.out_of_order("A provider error event after [DONE]")
+        self.provider_error(message, code)
+
+    def _done(self) -> None:
+        # (4) its place
+        if self.terminal_read:
+            raise self.out_of_order("A second [DONE]")
+        # (5) against earlier events
+        finish = self._finish
+        if finish is None:
+            raise self.malformed("[DONE] came before any finish_reason", None)
+        if self._refusal:
+            self.refused("".join(self._refusal))
+        elif finish in _COMPLETING:
+            self.end(bool(self._calls), self._usage, None)
+        else:
+            self.stopped(finish)
+
+    # -- class 3: one event's parts ----------------------------------------------------------
+
+    def _usage_of(self, data: JsonObject) -> Usage:
+        usage = data["usage"]
+        if type(usage) is not dict:
+            _refuse(data, "usage", dict, ())
+        prompt = self.count(usage, "prompt_tokens", ("usage",))
+        completion = self.count(usage, "completion_tokens", ("usage",))
+        return (prompt, completion)  # type: ignore[return-value]  # required counts are ints
+
+    def _choice(self, item: PlainJson, position: int) -> _Choice:
+        path: Path = ("choices", position)
+        if type(item) is not dict:
+            raise _not_an_object(item, path)
+        index = item.get("index")
+        if type(index) is not int:
+            _refuse(item, "index", int, path)
+        delta = item.get("delta")
+        if type(delta) is not dict:
+            _refuse(item, "delta", dict, path)
+        finish = item.get("finish_reason")
+        if finish is not None and type(finish) is not str:
+            _refuse(item, "finish_reason", str, path)
+        delta_path: Path = (*path, "delta")
+        content = delta.get("content")
+        if content is not None and type(content) is not str:
+            _refuse(delta, "content", str, delta_path)
+        refusal = delta.get("refusal")
+        if refusal is not None and type(refusal) is not str:
+            _refuse(delta, "refusal", str, delta_path)
+        fragments: tuple[_Fragment, ...] = ()
+        calls = delta.get("tool_calls")
+        if calls is not None:
+            if type(calls) is not list:
+                _refuse(delta, "tool_calls", list, delta_path)
+            if calls:
+                calls_path: Path = (*delta_path, "tool_calls")
+                fragments = tuple(
+                    _fragment(call, (*calls_path, number)) for number, call in enumerate(calls)
+                )
+        for key in _SKIPPED_DELTA_KEYS:
+            if delta.get(key) is not None:
+                self.ignore(f"delta.{key}")
+        return _Choice(
+            index,
+            content,
+            refusal,
+            fragments,
+            finish,
+            delta.get("function_call") is not None,
+            path,
+        )
+
+    # -- class 4: after the finish reason ----------------------------------------------------
+
+    def _after_finish(self, choice: _Choice) -> None:
+        if choice.content:
+            raise self.out_of_order("Content after the finish reason")
+        if choice.refusal:
+            raise self.out_of_order("Refusal text after the finish reason")
+        if choice.fragments:
+            raise self.out_of_order("A tool-call fragment after the finish reason")
+        if choice.finish is not None and choice.finish != self._finish:
+            raise self.out_of_order(
+                f"A second finish reason {preview(choice.finish, 60)} after "
+                f"{preview(self._finish, 60)}"
+            )
+
+    # -- class 5: against the state ----------------------------------------------------------
+
+    def _apply(self, choice: _Choice) -> None:
+        for fragment in choice.fragments:
+            self._continue_call(fragment)
+        if choice.content:
+            self.text(choice.content)
+        if choice.refusal:
+            self._refusal.append(choice.refusal)
+        finish = choice.finish
+        if finish is None or self._finish is not None:
+            return  # no finish, or the same one repeated (gateways repeat it beside usage)
+        self._finish = finish
+        if finish not in _COMPLETING:
+            return  # the tool calls never complete
+        where: Path = (*choice.path, "finish_reason")
+        for index in sorted(self._calls):
+            call = self._calls[index]
+            self.tool_call(call.id, call.name, "".join(call.arguments), where)
+        if finish == "tool_calls" and not self._calls:
+            raise Refusal(
+                _Code.RECORDING_STOP_REASON_MISMATCH,
+                "The finish reason is tool_calls but no tool call came",
+                where,
+            )
+
+    def _continue_call(self, fragment: _Fragment) -> None:
+        call = self._calls.get(fragment.call_index)
+        if call is None:
+            if fragment.id is None:
+                raise self.malformed(
+                    f"The first fragment of tool call {fragment.call_index} has no `id`",
+                    fragment.path,
+                )
+            if fragment.name is None:
+                raise self.malformed(
+                    f"The first fragment of tool call {fragment.call_index} has no `function.name`",
+                    (*fragment.path, "function") if fragment.has_function else fragment.path,
+                )
+            call = self._calls[fragment.call_index] = _ToolCall(fragment.id, fragment.name)
+        else:
+            if fragment.id is not None and fragment.id != call.id:
+                raise self.malformed(
+                    f"Tool call {fragment.call_index} changes its id from {preview(call.id, 60)} "
+                    f"to {preview(fragment.id, 60)}",
+                    (*fragment.path, "id"),
+                )
+            if fragment.name is not None and fragment.name != call.name:
+                raise self.malformed(
+                    f"Tool call {fragment.call_index} changes its name from "
+                    f"{preview(call.name, 60)} to {preview(fragment.name, 60)}",
+                    (*fragment.path, "function", "name"),
+                )
+        if fragment.arguments:
+            call.arguments.append(fragment.arguments)
+
+
+def _fragment(call: PlainJson, path: Path) -> _Fragment:
+    """A tool-call fragment checked on its own (class 3)."""
+    if type(call) is not dict:
+        raise _not_an_object(call, path)
+    index = call.get("index")
+    if type(index) is not int:
+        _refuse(call, "index", int, path)
+    call_id = call.get("id")
+    if call_id is not None and (type(call_id) is not str or not call_id):
+        _refuse_id(call, "id", path)
+    function = call.get("function")
+    name: str | None = None
+    arguments: str | None = None
+    if function is not None:
+        function_path: Path = (*path, "function")
+        if type(function) is not dict:
+            _refuse(call, "function", dict, path)
+        given_name = function.get("name")
+        if given_name is not None:
+            if type(given_name) is not str or not given_name:
+                _refuse_id(function, "name", function_path)
+            name = given_name
+        given_arguments = function.get("arguments")
+        if given_arguments is not None:
+            if type(given_arguments) is not str:
+                _refuse(function, "arguments", str, function_path)
+            arguments = given_arguments
+    return _Fragment(index, call_id, name, arguments, function is not None, path)
+
+
+def _refuse_unsupported(choice: _Choice) -> None:
+    """Class 3, second half: the shapes a fixture cannot hold."""
+    if choice.choice_index != 0:
+        raise Refusal(
+            _Code.RECORDING_UNSUPPORTED,
+            f"A choice with index {choice.choice_index}: n > 1 has no place in a fixture",
+            (*choice.path, "index"),
+        )
+    if choice.legacy_call:
+        raise Refusal(
+            _Code.RECORDING_UNSUPPORTED,
+            "A legacy `function_call` delta: only `tool_calls` have a place in a fixture",
+            (*choice.path, "delta", "function_call"),
+        )
+    if choice.finish == "function_call":
+        raise Refusal(
+            _Code.RECORDING_UNSUPPORTED,
+            "The legacy finish reason function_call: only tool calls have a place in a fixture",
+            (*choice.path, "finish_reason"),
+        )
+
+
+def _check_name(data: JsonObject, name: str) -> None:
+    """An SSE ``event`` name must equal a JSON ``type``, when the data has one."""
+    kind = data.get("type")
+    if kind is not None and kind != name:
+        raise StreamImporter.malformed(
+            f"The event is named {preview(name, 60)} but its `type` is {preview(kind, 60)}",  # type: ignore[arg-type]
+            ("type",),
+        )
+
+
+def _refuse(owner: JsonObject, key: str, kind: type, path: Path) -> NoReturn:
+    """Raise the field check's refusal for ``owner[key]``, already known to be wrong."""
+    StreamImporter.field(owner, key, kind, path)
+    raise AssertionError(f"{key} passed a check it was known to fail")
+
+
+def _refuse_id(owner: JsonObject, key: str, path: Path) -> NoReturn:
+    """Raise the id check's refusal for ``owner[key]``, already known to be wrong."""
+    StreamImporter.identifier(owner, key, path)
+    raise AssertionError(f"{key} passed a check it was known to fail")
+
+
+def _not_an_object(value: PlainJson, path: Path) -> Refusal:
+    where = "".join(f"[{part}]" if type(part) is int else f".{part}" for part in path).lstrip(".")
+    return StreamImporter.malformed(
+        f"Expected `{where}` to be an object, got {_json_kind(value)}", path
+    )
+
+
+def _json_kind(value: PlainJson) -> str:
+    if value is None:
+        return "null"
+    return {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        str: "a string",
+        list: "an array",
+    }.get(type(value), "an object")
+
+
+# -- rendering ------------------------------------------------------------------------------
+
+_DONE_EVENT: Final = format_event("[DONE]")
+
+
+def _compact(value: PlainJson) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _finish_reason(response: CourseModelResponse) -> str:
+    return "tool_calls" if response.stop_reason == "toolCall" else "stop"
+
+
+def _usage(response: CourseModelResponse) -> JsonObject:
+    usage = response.usage
+    return {
+        "prompt_tokens": usage.input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+    }
 
 
 class Renderer(StreamRenderer):
-    """Renders a stream as openai-chat."""
+    """Renders a stream as openai-chat chunks, as OpenAI sends them."""
 
     format = FORMAT
+
+    def __init__(self, model: str) -> None:
+        super().__init__(model)
+        self._created = int(time.time())
+        self._response_id = ""
+        self._tool_calls = 0
+
+    def open(self, response_id: str) -> str:
+        self._response_id = response_id
+        return self._chunk({"role": "assistant", "content": ""})
+
+    def chunk(self, chunk: CourseModelChunk) -> str:
+        if isinstance(chunk, CourseTextDeltaChunk):
+            return self._chunk({"content": chunk.text})
+        index = self._tool_calls
+        self._tool_calls += 1
+        fragment: JsonObject = {
+            "index": index,
+            "id": chunk.id,
+            "type": "function",
+            "function": {"name": chunk.name, "arguments": _compact(thaw(chunk.arguments))},
+        }
+        return self._chunk({"tool_calls": [fragment]})
+
+    def complete(self, response: CourseModelResponse) -> str:
+        usage_chunk = self._head()
+        usage_chunk["choices"] = []
+        usage_chunk["usage"] = _usage(response)
+        return (
+            self._chunk({}, _finish_reason(response))
+            + format_event(_compact(usage_chunk))
+            + _DONE_EVENT
+        )
+
+    def fail(self, error: FixtureProviderError) -> str:
+        return format_event(_compact(self.error_body(error))) + _DONE_EVENT
+
+    def whole(self, response: CourseModelResponse) -> JsonObject:
+        texts: list[str] = []
+        tool_calls: list[PlainJson] = []
+        for block in response.message.content:
+            if isinstance(block, CourseTextBlock):
+                texts.append(block.text)
+            else:
+                tool_calls.append(
+                    {
+                        "id": block.id,
+                        "type": "function",
+                        "function": {
+                            "name": block.name,
+                            "arguments": _compact(thaw(block.arguments)),
+                        },
+                    }
+                )
+        message: JsonObject = {
+            "role": "assistant",
+            "content": "".join(texts) if texts else None,
+            "refusal": None,
+        }
+        if tool_calls:
+            message["tool_calls"] = tool_calls
+        return {
+            "id": response.response_id,
+            "object": "chat.completion",
+            "created": self._created,
+            "model": self.model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "logprobs": None,
+                    "finish_reason": _finish_reason(response),
+                }
+            ],
+            "usage": _usage(response),
+        }
+
+    @staticmethod
+    def error_body(error: FixtureProviderError) -> JsonObject:
+        code, message = error_words(error)
+        return {"error": {"message": message, "type": code, "code": code}}
+
+    def _head(self) -> JsonObject:
+        return {
+            "id": self._response_id,
+            "object": _CHUNK,
+            "created": self._created,
+            "model": self.model,
+        }
+
+    def _chunk(self, delta: JsonObject, finish_reason: str | None = None) -> str:
+        chunk = self._head()
+        chunk["choices"] = [
+            {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+        ]
+        return format_event(_compact(chunk))

@@ -29,7 +29,7 @@ import sys
 from collections.abc import Mapping
 from typing import Final, Protocol
 
-from . import demo, replay, schema, validate
+from . import demo, import_recordings, replay, schema, validate
 from ._output import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_NOT_A_FIXTURE, EXIT_OK, Finding
 
 __all__ = [
@@ -62,6 +62,7 @@ COMMANDS: Final[Mapping[str, Command]] = {
     "replay": replay,
     "schema": schema,
     "demo": demo,
+    "import": import_recordings,
 }
 """Every command, in ``--help`` order. Adding one is one module and one line here."""
 

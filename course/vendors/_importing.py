@@ -33,7 +33,15 @@ from ._recording import (
 )
 from ._sse import SseEvent, read_events
 
-__all__ = ["FORMATS", "import_recording", "load_recordings"]
+__all__ = [
+    "FORMATS",
+    "check_format",
+    "check_usage",
+    "import_recording",
+    "load_recordings",
+    "read_recordings",
+    "thaw_response",
+]
 
 _FORMAT_MODULES: Final[tuple[ModuleType, ...]] = (_openai_chat, _openai_responses, _anthropic)
 FORMATS: Final[dict[str, ModuleType]] = {module.FORMAT: module for module in _FORMAT_MODULES}
@@ -60,8 +68,8 @@ def import_recording(
         raise TypeError(f"import_recording() needs str or bytes, got {type(data).__qualname__}")
     if source is not None and not isinstance(source, str):
         raise TypeError(f"source must be a str or None, got {type(source).__qualname__}")
-    _check_format(format)
-    _check_usage(usage)
+    check_format(format)
+    check_usage(usage)
     text = _decode(data, source)
     return _import_text(text, format, usage, source, "")
 
@@ -79,19 +87,21 @@ def load_recordings(
             raise TypeError(f"load_recordings() needs paths, got {type(path).__qualname__}")
     if not paths:
         raise ValueError("load_recordings() needs at least one path")
-    _check_format(format)
-    _check_usage(usage)
+    check_format(format)
+    check_usage(usage)
     responses: list[PlainJson] = []
     for path in paths:
-        for recording in read_recordings(path, format, usage):
+        for _, recording in read_recordings(path, format, usage):
             responses.append(thaw_response(recording))
     return {"schemaVersion": 1, "responses": responses}
 
 
 def read_recordings(
     path: str | os.PathLike[str], format: str, usage: Usage | None
-) -> Iterator[Recording]:
-    """Every stream of one file, imported in order (the arguments already checked)."""
+) -> Iterator[tuple[str, Recording]]:
+    """Every stream of one file, imported in order, each with where it came from:
+    ``""`` for an SSE file, ``"interaction N"`` for a cassette's (the arguments are
+    already checked)."""
     name = os.fspath(path)
     try:
         with open(name, "rb") as file:
@@ -103,15 +113,15 @@ def read_recordings(
         ) from exc
     text = _decode(data, name)
     if not is_cassette(name):
-        yield _import_text(text, format, usage, name, "")
+        yield "", _import_text(text, format, usage, name, "")
         return
-    bodies = read_cassette(text, name)
     found = False
-    for interaction, body in bodies:
+    for interaction, body in read_cassette(text, name):
         if next(read_events(body), None) is None:
             continue  # no stream in this interaction (a plain JSON answer, say)
         found = True
-        yield _import_text(body, format, usage, name, f"interaction {interaction}: ")
+        where = f"interaction {interaction}"
+        yield where, _import_text(body, format, usage, name, f"{where}: ")
     if not found:
         raise RecordingError(
             _Code.RECORDING_UNREADABLE,
@@ -256,7 +266,8 @@ def _decode(data: str | bytes, source: str | None) -> str:
         ) from None
 
 
-def _check_format(format: object) -> None:
+def check_format(format: object) -> None:
+    """``TypeError`` or ``ValueError`` unless ``format`` is ``"auto"`` or a format name."""
     if not isinstance(format, str):
         raise TypeError(f"format must be a str, got {type(format).__qualname__}")
     if format != "auto" and format not in FORMATS:
@@ -264,7 +275,8 @@ def _check_format(format: object) -> None:
         raise ValueError(f"format must be one of {names}; got {format!r}")
 
 
-def _check_usage(usage: object) -> None:
+def check_usage(usage: object) -> None:
+    """``ValueError`` unless ``usage`` is ``None`` or two token counts."""
     if usage is None:
         return
     if (

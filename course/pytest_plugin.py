@@ -1,19 +1,259 @@
-"""The pytest plugin of ``course``: the ``course`` marker and its fixtures.
+"""The pytest plugin of ``course``: the ``course`` marker and its two fixtures.
 
-Registered through the ``pytest11`` entry point, so installing ``course`` is enough.
+Registered through the ``pytest11`` entry point, so installing ``course`` is enough::
+
+    @pytest.mark.course("fixtures/add.json")          # relative to the test file
+    def test_agent(course_adapter: FixtureProviderAdapter) -> None:
+        asyncio.run(agent_loop(course_adapter))
+
+- ``course_adapter``: a ``FixtureProviderAdapter`` over the marked fixture.
+- ``course_server``: ``course.vendors.serve(course_adapter)``, running (needs the
+  ``course[serve]`` extra; without it the test is skipped).
+- Strict teardown: after a test whose call passed, any response never requested and
+  any stream neither read to its end nor closed is a test error listing each one.
+  ``@pytest.mark.course(..., strict=False)`` turns it off for one test, the ini option
+  ``course_strict = false`` for all (an explicit ``strict=True`` wins over it).
+
+The plugin never runs ``async def`` tests itself: use pytest-asyncio or anyio, or call
+``asyncio.run`` in a plain test.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import pytest
 
-__all__ = ["pytest_configure"]
+from . import (
+    AbortSignal,
+    CourseModelRequest,
+    CourseModelStream,
+    FixtureProviderAdapter,
+    FixtureProviderError,
+    load_fixture,
+)
+
+if TYPE_CHECKING:
+    from .vendors import FixtureServer
+
+__all__ = ["course_adapter", "course_server", "pytest_addoption", "pytest_configure"]
+
+MARKER = "course"
+STRICT_INI = "course_strict"
+SERVE_EXTRA = "course[serve]"
+
+# Whether the test's call phase passed: strict teardown checks only then, so that a
+# test's own failure stays the one reported.
+_CALL_PASSED = pytest.StashKey[bool]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Register the ``course_strict`` ini option."""
+    parser.addini(
+        STRICT_INI,
+        "course: fail a test at teardown when its fixture has responses never requested "
+        "or streams never finished nor closed (default: true)",
+        type="bool",
+        default=True,
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """Register the ``course`` marker."""
     config.addinivalue_line(
         "markers",
-        "course(fixture, *, strict=True): replay FIXTURE (a path or a fixture value) "
-        "through the course_adapter and course_server fixtures",
+        f"{MARKER}(fixture, *, strict=True): replay FIXTURE (a path relative to the test "
+        "file, or a fixture value such as a dict from course.script) through the "
+        "course_adapter and course_server fixtures; strict=False skips the check that "
+        "every response was used",
     )
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Remember whether the test's call phase passed, for the strict teardown."""
+    report = yield
+    if report.when == "call":
+        item.stash[_CALL_PASSED] = report.passed
+    return report
+
+
+@pytest.fixture
+def course_adapter(request: pytest.FixtureRequest) -> Iterator[FixtureProviderAdapter]:
+    """A ``FixtureProviderAdapter`` over the fixture of the test's ``course`` marker.
+
+    At teardown, unless the marker or ini option turned it off, the test errors if a
+    response was never requested or a stream was neither finished nor closed.
+    """
+    replay = _Replay.of(request)
+    yield replay.adapter
+    if replay.strict and request.node.stash.get(_CALL_PASSED, False):
+        report = replay.leftovers()
+        if report:
+            pytest.fail(report, pytrace=False)
+
+
+@pytest.fixture
+def course_server(request: pytest.FixtureRequest) -> Iterator[FixtureServer]:
+    """A running ``course.vendors.serve(course_adapter)`` server (``.url``, ``.requests``).
+
+    Serves this test's very ``course_adapter``, so the strict teardown covers it. Needs
+    uvicorn (the ``course[serve]`` extra): without it the test is skipped.
+    """
+    try:
+        import uvicorn  # noqa: F401, PLC0415  (probed, not used: serve imports it)
+    except ImportError:
+        pytest.skip(
+            f"course_server needs uvicorn, which the extra {SERVE_EXTRA} installs: "
+            f"pip install '{SERVE_EXTRA}'"
+        )
+    from .vendors import serve  # noqa: PLC0415  (optional: only tests that serve need it)
+
+    adapter: FixtureProviderAdapter = request.getfixturevalue("course_adapter")
+    with serve(adapter) as server:
+        yield server
+
+
+# -- the replay of one test ---------------------------------------------------------------
+
+
+class _TrackingAdapter(FixtureProviderAdapter):
+    """The adapter a test gets: it remembers every stream it hands out."""
+
+    __slots__ = ("_responses", "_streams")
+
+    def __init__(self, fixture: object) -> None:
+        super().__init__(fixture)
+        self._responses = self.pending
+        # (call number, response index or None when the call took none, stream)
+        self._streams: list[tuple[int, int | None, CourseModelStream]] = []
+
+    def stream(
+        self, request: CourseModelRequest, signal: AbortSignal | None = None
+    ) -> CourseModelStream:
+        pending = self.pending
+        stream = super().stream(request, signal)
+        taken = self._responses - pending if self.pending < pending else None
+        self._streams.append((self.call_count, taken, stream))
+        return stream
+
+
+@dataclass(frozen=True, slots=True)
+class _Replay:
+    """One test's adapter, what its marker asked for, and the fixture's response ids."""
+
+    adapter: _TrackingAdapter
+    strict: bool
+    response_ids: tuple[str | None, ...]
+    source: str
+
+    @classmethod
+    def of(cls, request: pytest.FixtureRequest) -> _Replay:
+        """Read the test's marker and build its adapter; a mistake fails the setup."""
+        marker = request.node.get_closest_marker(MARKER)
+        if marker is None:
+            pytest.fail(
+                f"{request.fixturename} needs a fixture to replay: mark the test "
+                f"@pytest.mark.{MARKER}(<fixture file or dict>)",
+                pytrace=False,
+            )
+        value, strict = _marker_arguments(marker, request.config)
+        fixture: object
+        if isinstance(value, str | os.PathLike):
+            path = Path(request.node.path).parent / value
+            source = f"fixture file {path}"
+            try:
+                fixture = load_fixture(path)
+            except FixtureProviderError as error:
+                pytest.fail(f"@pytest.mark.{MARKER}: {error}", pytrace=False)
+        else:
+            fixture = value
+            source = "the marker's fixture"
+        try:
+            adapter = _TrackingAdapter(fixture)
+        except FixtureProviderError as error:
+            pytest.fail(f"@pytest.mark.{MARKER}: {source}: {error}", pytrace=False)
+        return cls(adapter, strict, _response_ids(fixture), source)
+
+    def leftovers(self) -> str:
+        """What the test left of its fixture, as a message; empty when nothing."""
+        lines: list[str] = []
+        adapter = self.adapter
+        first_unused = adapter._responses - adapter.pending
+        for unused in range(first_unused, adapter._responses):
+            lines.append(f"  - response {unused}{self._named(unused)} was never requested")
+        for call, taken, stream in adapter._streams:
+            if not _settled(stream):
+                what = "" if taken is None else f", response {taken}{self._named(taken)}"
+                lines.append(
+                    f"  - the stream of call {call}{what} was neither read to its end nor closed"
+                )
+        if not lines:
+            return ""
+        return "\n".join(
+            [
+                f"course: the test left part of its fixture unused ({self.source}):",
+                *lines,
+                "Read each stream to its end (`async for`, or `await stream.result()`) or "
+                "close it (`async with adapter.stream(...)`, or `await stream.aclose()`), "
+                "and request every response. If the test means to leave them, mark it "
+                f"@pytest.mark.{MARKER}(..., strict=False).",
+            ]
+        )
+
+    def _named(self, index: int) -> str:
+        response_id = self.response_ids[index]
+        return "" if response_id is None else f" (responseId {response_id!r})"
+
+
+def _marker_arguments(marker: pytest.Mark, config: pytest.Config) -> tuple[object, bool]:
+    """The marker's fixture and whether the test is strict; a misuse fails the setup."""
+    usage = f"@pytest.mark.{MARKER}(fixture, *, strict=True)"
+    unknown = sorted(set(marker.kwargs) - {"fixture", "strict"})
+    if unknown:
+        pytest.fail(f"{usage} got unknown keyword(s): {', '.join(unknown)}", pytrace=False)
+    given = [*marker.args, *([marker.kwargs["fixture"]] if "fixture" in marker.kwargs else [])]
+    if len(given) != 1:
+        pytest.fail(
+            f"{usage} takes exactly one fixture (a path or a fixture value), got {len(given)}",
+            pytrace=False,
+        )
+    strict = marker.kwargs.get("strict", config.getini(STRICT_INI))
+    if type(strict) is not bool:
+        pytest.fail(
+            f"{usage}: `strict` must be True or False, got {type(strict).__qualname__}",
+            pytrace=False,
+        )
+    return given[0], strict
+
+
+def _response_ids(fixture: object) -> tuple[str | None, ...]:
+    """Each response's id where its first record is a ``response_start`` that names one.
+
+    Read from the fixture value, never from the adapter, whose queue is the test's. The
+    adapter has already checked the fixture's shape.
+    """
+    ids: list[str | None] = []
+    for response in fixture["responses"]:  # type: ignore[index]
+        records = response["records"]
+        first = records[0] if type(records) is list and records else None
+        if (
+            type(first) is dict
+            and first.get("type") == "response_start"
+            and type(first.get("responseId")) is str
+        ):
+            ids.append(first["responseId"])
+        else:
+            ids.append(None)
+    return tuple(ids)
+
+
+def _settled(stream: CourseModelStream) -> bool:
+    """Whether the stream has its outcome: complete, failed, aborted or closed."""
+    return bool(getattr(stream, "_settled"))  # noqa: B009  (the stream's private flag)

@@ -1,40 +1,429 @@
-"""The ``anthropic`` wire format (Anthropic Messages, ``stream: true``): importer and renderer.
+"""The ``anthropic`` wire format (Anthropic Messages, ``stream: true``): both directions.
 
-Placeholder: the importer and the renderer are being written.
+Everything ``course`` knows about this format lives here; its wire names stay inside.
+
+**Import.** A stream is ``message_start``, content blocks by ``index``
+(``content_block_start``, ``content_block_delta`` ..., ``content_block_stop``), one or
+more ``message_delta`` (the stop reason and cumulative usage) and ``message_stop``, the
+terminal; ``ping`` may come anywhere, ``error`` anywhere before the terminal. Text blocks
+give text deltas; a ``tool_use`` block gives one tool call at its stop, its
+``input_json_delta`` fragments joined; every other block kind (thinking, redacted
+thinking, server tools and their results, ...) is skipped with its deltas and stop.
+
+Each event is judged in the SPEC's classes: its ``type`` (vocabulary), then every key
+its handler uses, by exact type (the event alone), then its place in the stream, then
+against earlier events (malformed, stop reason mismatch, missing usage).
+
+**Render.** A course stream becomes ``message_start``, a ``text`` block per run of
+text deltas, a ``tool_use`` block per tool call (its whole input in one
+``input_json_delta``), ``message_delta`` and ``message_stop``.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from typing import Final
 
-from ._recording import Event, JsonObject, StreamImporter
-from ._rendering import StreamRenderer
+from .._errors import FixtureProviderError
+from .._json import PlainJson, thaw
+from .._model import CourseModelChunk, CourseModelResponse, CourseTextDeltaChunk
+from ._recording import Event, JsonObject, RecordingErrorCode, Refusal, StreamImporter
+from ._rendering import StreamRenderer, error_words
+from ._sse import format_event
 
 __all__ = ["FORMAT", "Importer", "Renderer", "detects", "fits"]
 
 FORMAT: Final = "anthropic"
 
+_STOP: Final = frozenset({"end_turn", "stop_sequence"})
+"""Stop reasons of a normal end; ``tool_use`` is the tool-call end; any other is a failure."""
+_TOOL_USE: Final = "tool_use"
+_TEXT: Final = "text"
+"""How the importer marks an open text block."""
+
 
 def detects(first: JsonObject) -> bool:
-    """Whether a first event says this format (``format="auto"``)."""
-    return False
+    """Whether a first event says this format (``format="auto"``): a ``message_start``."""
+    return first.get("type") == "message_start"
 
 
 def fits(first: JsonObject) -> bool:
     """Whether a first event may open a recording of this format."""
-    return False
+    # A tuple, not a set: the value may be unhashable (a list, say).
+    return first.get("type") in ("message_start", "ping", "error")
+
+
+# -- import ---------------------------------------------------------------------------------
+
+
+class _ToolUse:
+    """An open ``tool_use`` block: its id, name and the input fragments so far."""
+
+    __slots__ = ("call_id", "name", "parts")
+
+    def __init__(self, call_id: str, name: str) -> None:
+        self.call_id = call_id
+        self.name = name
+        self.parts: list[str] = []
+
+
+_Block = _ToolUse | str | None
+"""A block by index: an open tool use, ``_TEXT``, the kind of a skipped block, or
+``None`` once stopped."""
 
 
 class Importer(StreamImporter):
-    """The anthropic state machine."""
+    """The anthropic state machine: one handler per event type, in stream order."""
 
     format = FORMAT
 
+    def __init__(self, usage: tuple[int, int] | None) -> None:
+        super().__init__(usage)
+        self._blocks: dict[int, _Block] = {}
+        self._open_tool_uses = 0
+        self._tool_calls = 0
+        """Tool calls completed (emitted)."""
+        self._stop_reason: str | None = None
+        self._input_tokens = 0
+        self._output_tokens: int | None = None
+
     def feed(self, event: Event) -> None:
-        raise NotImplementedError
+        data = event.data
+        if data is None:  # the driver reads a literal [DONE] for every format
+            raise Refusal(
+                RecordingErrorCode.RECORDING_INVALID_JSON,
+                "The event's data is `[DONE]`, which is not JSON (anthropic streams end "
+                "with `message_stop`)",
+            )
+        kind = data.get("type")
+        if type(kind) is not str:
+            self.string(data, "type", ())  # raises: missing or not a string
+        handler = _HANDLERS.get(kind)  # type: ignore[arg-type]
+        if handler is None:
+            raise Refusal(
+                RecordingErrorCode.RECORDING_UNKNOWN_EVENT,
+                f"Unknown anthropic event type {_quote(kind)}",  # type: ignore[arg-type]
+                ("type",),
+            )
+        if event.name and event.name != kind:
+            raise self.malformed(
+                f"The SSE event name {_quote(event.name)} differs from the data's type "
+                f"{_quote(kind)}",  # type: ignore[arg-type]
+                ("type",),
+            )
+        handler(self, data)
+
+    # -- one handler per event type: the event alone, its place, then earlier events ---------
+
+    def _message_start(self, data: JsonObject) -> None:
+        message = self.obj(data, "message", ())
+        response_id = self.identifier(message, "id", ("message",))
+        usage = self.obj(message, "usage", ("message",))
+        input_tokens = self.count(usage, "input_tokens", ("message", "usage"))
+        if self.terminal_read:
+            raise self._after_terminal("message_start")
+        if self.started:
+            raise self.out_of_order("A second `message_start`: the message already started")
+        self._input_tokens = input_tokens  # type: ignore[assignment]
+        self.start(response_id)
+
+    def _content_block_start(self, data: JsonObject) -> None:
+        index = self.field(data, "index", int, ())
+        block = self.obj(data, "content_block", ())
+        kind = self.string(block, "type", ("content_block",))
+        if kind == _TEXT:
+            opening: _Block = _TEXT
+            text = self.string(block, "text", ("content_block",))
+        elif kind == _TOOL_USE:
+            opening = _ToolUse(
+                self.identifier(block, "id", ("content_block",)),
+                self.identifier(block, "name", ("content_block",)),
+            )
+        else:
+            opening = kind
+        self._check_block_place("content_block_start")
+        if index in self._blocks:
+            raise self.out_of_order(f"`content_block_start` for block {index}, already started")
+        self._blocks[index] = opening  # type: ignore[index]
+        if opening is _TEXT:
+            self.text(text)
+        elif type(opening) is _ToolUse:
+            self._open_tool_uses += 1
+        else:
+            self.ignore(f"content_block_start:{kind}")
+
+    def _content_block_delta(self, data: JsonObject) -> None:
+        index = self.field(data, "index", int, ())
+        delta = self.obj(data, "delta", ())
+        kind = self.string(delta, "type", ("delta",))
+        if kind == "text_delta":
+            text = self.string(delta, "text", ("delta",))
+        elif kind == "input_json_delta":
+            fragment = self.string(delta, "partial_json", ("delta",))
+        block = self._open_block(index, "content_block_delta")  # type: ignore[arg-type]
+        if block is _TEXT:
+            if kind == "text_delta":
+                self.text(text)
+            elif kind == "citations_delta":
+                self.ignore("content_block_delta:citations_delta")
+            else:
+                raise self.malformed(
+                    f"A text block takes `text_delta` or `citations_delta`, got {_quote(kind)}",
+                    ("delta", "type"),
+                )
+        elif type(block) is _ToolUse:
+            if kind != "input_json_delta":
+                raise self.malformed(
+                    f"A tool_use block takes `input_json_delta`, got {_quote(kind)}",
+                    ("delta", "type"),
+                )
+            block.parts.append(fragment)
+        else:
+            self.ignore(f"content_block_delta:{kind}")
+
+    def _content_block_stop(self, data: JsonObject) -> None:
+        index = self.field(data, "index", int, ())
+        block = self._open_block(index, "content_block_stop")  # type: ignore[arg-type]
+        self._blocks[index] = None  # type: ignore[index]
+        if type(block) is _ToolUse:
+            self._open_tool_uses -= 1
+            self.tool_call(block.call_id, block.name, "".join(block.parts), None)
+            self._tool_calls += 1
+        elif block is not _TEXT:
+            self.ignore(f"content_block_stop:{block}")
+
+    def _message_delta(self, data: JsonObject) -> None:
+        delta = self.obj(data, "delta", ())
+        reason = self.string(delta, "stop_reason", ("delta",), optional=True)
+        usage = self.obj(data, "usage", ())
+        output_tokens = self.count(usage, "output_tokens", ("usage",))
+        input_tokens = self.count(usage, "input_tokens", ("usage",), optional=True)
+        self._check_place("message_delta")
+        if reason is not None:
+            if reason == _TOOL_USE and not self._tool_calls:
+                raise Refusal(
+                    RecordingErrorCode.RECORDING_STOP_REASON_MISMATCH,
+                    "The stop reason is `tool_use`, but no tool_use block has completed",
+                    ("delta", "stop_reason"),
+                )
+            if reason in _STOP and self._tool_calls:
+                raise Refusal(
+                    RecordingErrorCode.RECORDING_STOP_REASON_MISMATCH,
+                    f"The stop reason is {_quote(reason)}, but {self._tool_calls} tool_use "
+                    "block(s) completed (expected `tool_use`)",
+                    ("delta", "stop_reason"),
+                )
+            self._stop_reason = reason
+        self._output_tokens = output_tokens
+        if input_tokens is not None:
+            self._input_tokens = input_tokens
+
+    def _message_stop(self, data: JsonObject) -> None:
+        self._check_place("message_stop")
+        reason = self._stop_reason
+        if reason is None:
+            raise self.malformed(
+                "`message_stop` before any `message_delta` carried a stop reason", None
+            )
+        if reason in _STOP or reason == _TOOL_USE:
+            if self._open_tool_uses:
+                raise self.malformed(
+                    "The message stopped with a tool_use block still open (no "
+                    "`content_block_stop`): its input may be partial",
+                    None,
+                )
+            output_tokens = self._output_tokens
+            usage = None if output_tokens is None else (self._input_tokens, output_tokens)
+            self.end(reason == _TOOL_USE, usage, None)
+        else:
+            self.stopped(reason)
+
+    def _ping(self, data: JsonObject) -> None:
+        self.ignore("ping")
+
+    def _error(self, data: JsonObject) -> None:
+        error = self.obj(data, "error", ())
+        code = self.string(error, "type", ("error",))
+        message = self.string(error, "message", ("error",))
+        if self.terminal_read:
+            raise self._after_terminal("error")
+        self.provider_error(message, code)
+
+    # -- place --------------------------------------------------------------------------------
+
+    def _check_place(self, kind: str) -> None:
+        """After ``message_start`` and before ``message_stop``."""
+        if self.terminal_read:
+            raise self._after_terminal(kind)
+        if not self.started:
+            raise self.out_of_order(f"`{kind}` before `message_start`")
+
+    def _check_block_place(self, kind: str) -> None:
+        """In the message, and before its stop reason."""
+        self._check_place(kind)
+        if self._stop_reason is not None:
+            raise self.out_of_order(
+                f"`{kind}` after the stop reason {_quote(self._stop_reason)} "
+                "came in `message_delta`"
+            )
+
+    def _open_block(self, index: int, kind: str) -> _Block:
+        """The open block at ``index``, for a delta or a stop."""
+        self._check_block_place(kind)
+        block = self._blocks.get(index, False)
+        if block is False:
+            raise self.out_of_order(f"`{kind}` for block {index}, which was never started")
+        if block is None:
+            raise self.out_of_order(f"`{kind}` for block {index}, which already stopped")
+        return block  # type: ignore[return-value]
+
+    def _after_terminal(self, kind: str) -> Refusal:
+        return self.out_of_order(
+            f"`{kind}` after `message_stop`: only `ping` events may follow the terminal"
+        )
+
+
+def _quote(value: str) -> str:
+    """A wire value for a message, bounded."""
+    text = json.dumps(value if len(value) <= 60 else value[:57] + "...")
+    return f"`{text[1:-1]}`"
+
+
+_HANDLERS: Final[dict[str, Callable[[Importer, JsonObject], None]]] = {
+    "message_start": Importer._message_start,
+    "content_block_start": Importer._content_block_start,
+    "content_block_delta": Importer._content_block_delta,
+    "content_block_stop": Importer._content_block_stop,
+    "message_delta": Importer._message_delta,
+    "message_stop": Importer._message_stop,
+    "ping": Importer._ping,
+    "error": Importer._error,
+}
+"""The vocabulary: each event type and its handler."""
+
+
+# -- render ---------------------------------------------------------------------------------
+
+
+def _event(payload: JsonObject) -> str:
+    """One event: its ``event:`` line (the SDK dispatches on it) and compact JSON data."""
+    return format_event(json.dumps(payload, separators=(",", ":")), payload["type"])  # type: ignore[arg-type]
+
+
+def _stop_reason(response: CourseModelResponse) -> str:
+    return _TOOL_USE if response.stop_reason == "toolCall" else "end_turn"
+
+
+def _usage(response: CourseModelResponse) -> JsonObject:
+    return {
+        "input_tokens": response.usage.input_tokens,
+        "output_tokens": response.usage.output_tokens,
+    }
 
 
 class Renderer(StreamRenderer):
-    """Renders a stream as anthropic."""
+    """Renders one course stream as an anthropic stream (or a whole ``message``)."""
 
     format = FORMAT
+
+    def __init__(self, model: str) -> None:
+        super().__init__(model)
+        self._blocks = 0
+        """Content blocks started so far: the next block's index."""
+        self._text_open = False
+
+    def open(self, response_id: str) -> str:
+        message: JsonObject = {
+            "id": response_id,
+            "type": "message",
+            "role": "assistant",
+            "model": self.model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 0, "output_tokens": 0},
+        }
+        return _event({"type": "message_start", "message": message})
+
+    def chunk(self, chunk: CourseModelChunk) -> str:
+        if isinstance(chunk, CourseTextDeltaChunk):
+            head = "" if self._text_open else self._start_block({"type": "text", "text": ""})
+            self._text_open = True
+            delta: JsonObject = {"type": "text_delta", "text": chunk.text}
+            return head + self._delta(delta)
+        head = self._close_text()
+        block: JsonObject = {"type": "tool_use", "id": chunk.id, "name": chunk.name, "input": {}}
+        arguments = json.dumps(thaw(chunk.arguments), separators=(",", ":"))
+        return (
+            head
+            + self._start_block(block)
+            + self._delta({"type": "input_json_delta", "partial_json": arguments})
+            + self._stop_block()
+        )
+
+    def complete(self, response: CourseModelResponse) -> str:
+        delta: JsonObject = {"stop_reason": _stop_reason(response), "stop_sequence": None}
+        return (
+            self._close_text()
+            + _event({"type": "message_delta", "delta": delta, "usage": _usage(response)})
+            + _event({"type": "message_stop"})
+        )
+
+    def fail(self, error: FixtureProviderError) -> str:
+        return _event(self.error_body(error))
+
+    def whole(self, response: CourseModelResponse) -> JsonObject:
+        content: list[PlainJson] = []
+        text: list[str] = []  # a run of text deltas becomes one text block, as when streamed
+        for block in response.message.content:
+            if block.type == "text":
+                text.append(block.text)
+                continue
+            if text:
+                content.append({"type": "text", "text": "".join(text)})
+                text = []
+            arguments = thaw(block.arguments)
+            content.append(
+                {"type": "tool_use", "id": block.id, "name": block.name, "input": arguments}
+            )
+        if text:
+            content.append({"type": "text", "text": "".join(text)})
+        return {
+            "id": response.response_id,
+            "type": "message",
+            "role": "assistant",
+            "model": self.model,
+            "content": content,
+            "stop_reason": _stop_reason(response),
+            "stop_sequence": None,
+            "usage": _usage(response),
+        }
+
+    @staticmethod
+    def error_body(error: FixtureProviderError) -> JsonObject:
+        code, message = error_words(error)
+        # The SDKs read error.type; a transport error without a code is a plain api_error.
+        body: JsonObject = {"type": "api_error" if code is None else code, "message": message}
+        return {"type": "error", "error": body}
+
+    # -- blocks -------------------------------------------------------------------------------
+
+    def _start_block(self, block: JsonObject) -> str:
+        return _event(
+            {"type": "content_block_start", "index": self._blocks, "content_block": block}
+        )
+
+    def _delta(self, delta: JsonObject) -> str:
+        return _event({"type": "content_block_delta", "index": self._blocks, "delta": delta})
+
+    def _stop_block(self) -> str:
+        index = self._blocks
+        self._blocks += 1
+        return _event({"type": "content_block_stop", "index": index})
+
+    def _close_text(self) -> str:
+        if not self._text_open:
+            return ""
+        self._text_open = False
+        return self._stop_block()

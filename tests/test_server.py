@@ -1,0 +1,718 @@
+"""The serve machinery: routing, what takes a response, when and how bytes are sent,
+disconnects, stopping, and ``FixtureServer``'s life, independent of any wire format.
+
+The ASGI application is driven in-process (a plain callable: scope, receive, send), so
+the order of source steps and sends is observed exactly; ``FixtureServer`` runs on
+loopback. A recording renderer stands in for the formats, so these tests pin the
+server alone; ``test_server_sdk.py`` drives the real formats with the real SDKs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import socket
+import sys
+import threading
+from collections.abc import AsyncIterator
+from types import MappingProxyType
+
+import httpx2
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from course import (
+    CourseModelChunk,
+    CourseModelResponse,
+    FixtureProviderAdapter,
+    FixtureProviderError,
+    FixtureProviderErrorCode,
+    thaw,
+)
+from course.vendors import FixtureServer, asgi_app, serve
+from course.vendors._rendering import StreamRenderer, error_words
+from course.vendors._server import ROUTES, FixtureApp, Message
+
+from .helpers import end, fixture, roundtrip, run, start, text, tool
+
+Code = FixtureProviderErrorCode
+Log = list[tuple[str, object]]
+
+# -- a renderer that says what it was asked ------------------------------------------------
+
+
+def recording_renderers(log: Log | None = None) -> dict[str, type[StreamRenderer]]:
+    """A renderer per format name, writing ``data: {...}`` lines that name the format."""
+    renderers: dict[str, type[StreamRenderer]] = {}
+    for name in ROUTES.values():
+
+        class Renderer(StreamRenderer):
+            format = name
+
+            def _event(self, **data: object) -> str:
+                if log is not None:
+                    log.append(("render", data))
+                return (
+                    f"data: {json.dumps({'format': self.format, 'model': self.model, **data})}\n\n"
+                )
+
+            def open(self, response_id: str) -> str:
+                return self._event(open=response_id)
+
+            def chunk(self, chunk: CourseModelChunk) -> str:
+                return self._event(chunk=chunk.to_dict())
+
+            def complete(self, response: CourseModelResponse) -> str:
+                return self._event(complete=response.stop_reason)
+
+            def fail(self, error: FixtureProviderError) -> str:
+                return self._event(fail=error.code.value)
+
+            def whole(self, response: CourseModelResponse) -> dict[str, object]:  # type: ignore[override]
+                return {"format": self.format, "model": self.model, "whole": response.to_dict()}
+
+            @staticmethod
+            def error_body(error: FixtureProviderError) -> dict[str, object]:  # type: ignore[override]
+                code, message = error_words(error)
+                return {"error": {"code": code, "message": message}}
+
+        renderers[name] = Renderer
+    return renderers
+
+
+def app_for(data: object, log: Log | None = None) -> FixtureApp:
+    return FixtureApp(data, renderers=recording_renderers(log))
+
+
+# -- driving the application in-process ----------------------------------------------------
+
+
+class Client:
+    """One request to an ASGI app, and everything the app sent back."""
+
+    def __init__(
+        self,
+        body: bytes | object,
+        *,
+        path: str = "/v1/chat/completions",
+        method: str = "POST",
+        log: Log | None = None,
+        chunked: bool = False,
+    ) -> None:
+        raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+        # A body in two parts when asked, as a client may send it.
+        self.parts = [raw[: len(raw) // 2], raw[len(raw) // 2 :]] if chunked else [raw]
+        self.scope: dict[str, object] = {
+            "type": "http",
+            "method": method,
+            "path": path,
+            "root_path": "",
+            "headers": [],
+        }
+        self.sent: list[Message] = []
+        self.log = log if log is not None else []
+        self.leave = asyncio.Event()
+        self.send_error: BaseException | None = None
+
+    async def receive(self) -> Message:
+        if self.parts:
+            part = self.parts.pop(0)
+            return {"type": "http.request", "body": part, "more_body": bool(self.parts)}
+        await self.leave.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(self, message: Message) -> None:
+        if self.send_error is not None:
+            raise self.send_error
+        self.sent.append(message)
+        self.log.append(("send", message["type"]))
+
+    async def call(self, app: FixtureApp) -> Client:
+        await app(self.scope, self.receive, self.send)
+        return self
+
+    @property
+    def status(self) -> object:
+        return self.sent[0]["status"]
+
+    @property
+    def headers(self) -> dict[bytes, bytes]:
+        headers: list[tuple[bytes, bytes]] = self.sent[0]["headers"]  # type: ignore[assignment]
+        return dict(headers)
+
+    @property
+    def bodies(self) -> list[bytes]:
+        return [m["body"] for m in self.sent[1:]]  # type: ignore[misc]
+
+    @property
+    def body(self) -> bytes:
+        return b"".join(self.bodies)
+
+    def events(self) -> list[dict[str, object]]:
+        lines = self.body.decode().split("\n\n")
+        return [json.loads(line.removeprefix("data: ")) for line in lines if line]
+
+
+def request(
+    app: FixtureApp,
+    body: bytes | object,
+    **options: object,
+) -> Client:
+    client = Client(body, **options)  # type: ignore[arg-type]
+    return run(client.call(app))
+
+
+STREAM = {"model": "gpt-test", "stream": True}
+
+
+# -- routes and what takes a response ------------------------------------------------------
+
+
+@pytest.mark.parametrize(("path", "format"), list(ROUTES.items()))
+def test_each_route_answers_in_its_format(path: str, format: str) -> None:
+    app = app_for(roundtrip())
+    client = request(app, STREAM, path=path)
+    assert client.status == 200
+    assert {event["format"] for event in client.events()} == {format}
+    assert app.adapter.call_count == 1
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/", "/v1", "/v1/chat/completions/", "/chat/completions", "/v1/models", "/V1/messages"],
+)
+def test_any_other_path_is_404_and_takes_no_response(path: str) -> None:
+    app = app_for(roundtrip())
+    client = request(app, STREAM, path=path)
+    assert client.status == 404
+    assert json.loads(client.body)["error"]["code"] == "not_found"
+    assert (app.adapter.call_count, app.adapter.pending, app.requests) == (0, 2, ())
+
+
+@pytest.mark.parametrize("method", ["GET", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"])
+@pytest.mark.parametrize("path", list(ROUTES))
+def test_another_method_on_a_route_is_405_and_takes_no_response(path: str, method: str) -> None:
+    app = app_for(roundtrip())
+    client = request(app, STREAM, path=path, method=method)
+    assert client.status == 405
+    assert client.headers[b"allow"] == b"POST"
+    assert (app.adapter.call_count, app.adapter.pending, app.requests) == (0, 2, ())
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"", b"[]", b"null", b"1", b'"text"', b"{", b'{"a": 1, "a": 2}', b'{"n": NaN}', b"\xff{}"],
+    ids=["empty", "array", "null", "number", "string", "cut", "duplicate", "nan", "not-utf8"],
+)
+def test_a_body_that_is_not_a_json_object_is_400_and_takes_no_response(body: bytes) -> None:
+    app = app_for(roundtrip())
+    client = request(app, body)
+    assert client.status == 400
+    assert json.loads(client.body)["error"]["message"]
+    assert (app.adapter.call_count, app.adapter.pending, app.requests) == (0, 2, ())
+
+
+def test_anthropic_refusals_have_anthropics_error_shape() -> None:
+    app = app_for(roundtrip())
+    client = request(app, b"[]", path="/v1/messages")
+    assert client.status == 400
+    error = json.loads(client.body)
+    assert error["type"] == "error"
+    assert error["error"]["type"] == "invalid_request_error"
+
+
+@settings(max_examples=60)
+@given(
+    body=st.one_of(
+        st.binary(max_size=40),
+        st.dictionaries(st.text(max_size=5), st.integers() | st.text(max_size=5), max_size=4).map(
+            lambda d: json.dumps(d).encode()
+        ),
+    ),
+    chunked=st.booleans(),
+)
+def test_whatever_the_body_only_json_objects_take_a_response(body: bytes, chunked: bool) -> None:
+    app = app_for(fixture([start(), text("hi"), end()]))
+    client = request(app, body, chunked=chunked)
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        assert client.status == 200
+        assert app.requests == (parsed,)
+    else:
+        assert client.status == 400
+        assert app.requests == ()
+    assert app.adapter.call_count == len(app.requests)
+
+
+def test_requests_are_the_bodies_in_order_read_only() -> None:
+    app = app_for(fixture([start(), text("a"), end()], [start(), text("b"), end()]))
+    first = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    request(app, first)
+    request(app, {"model": "m2"}, path="/v1/messages")
+    request(app, {"model": "m3"}, path="/v1/responses")  # exhausted: still passed on
+    assert [thaw(body) for body in app.requests] == [first, {"model": "m2"}, {"model": "m3"}]
+    body = app.requests[0]
+    assert isinstance(body, MappingProxyType)
+    with pytest.raises(TypeError):
+        body["model"] = "changed"  # type: ignore[index]
+    assert isinstance(body["messages"], tuple)
+    assert app.adapter.call_count == 3
+
+
+def test_a_body_sent_in_parts_is_read_whole() -> None:
+    app = app_for(roundtrip())
+    client = request(app, {**STREAM, "padding": "x" * 1000}, chunked=True)
+    assert client.status == 200
+    assert app.requests[0]["padding"] == "x" * 1000
+
+
+def test_the_model_named_by_the_request_reaches_the_renderer() -> None:
+    app = app_for(fixture([start(), text("a"), end()], [start(), text("b"), end()]))
+    named = request(app, {"model": "claude-test", "stream": True}, path="/v1/messages")
+    unnamed = request(app, {"stream": True, "model": 3})
+    assert {event["model"] for event in named.events()} == {"claude-test"}
+    assert {event["model"] for event in unnamed.events()} == {"course-fixture"}
+
+
+# -- streaming: when and how bytes go out --------------------------------------------------
+
+
+def test_each_chunk_is_sent_as_the_adapter_yields_it() -> None:
+    log: Log = []
+
+    async def records() -> AsyncIterator[object]:
+        for record in [start("r-9"), text("a"), tool("c-1", x=1), text("b")]:
+            log.append(("source", record["type"]))
+            yield record
+        log.append(("source", "response_end"))
+        yield end("r-9", "tool_call")
+
+    app = app_for(fixture(records()), log)
+    client = request(app, STREAM, log=log)
+    steps = [(kind, what if kind == "source" else "") for kind, what in log]
+    assert log[:2] == [("source", "response_start"), ("source", "text_delta")]
+    # Nothing is sent before the first chunk; then each chunk goes out before the next
+    # record is pulled, each in its own body message.
+    sends = [i for i, (kind, _) in enumerate(steps) if kind == "send"]
+    pulls = [i for i, (kind, _) in enumerate(steps) if kind == "source"]
+    assert sends[0] > pulls[1]
+    for pull, following in itertools.pairwise(pulls[1:]):
+        assert any(pull < s < following for s in sends)
+    assert client.status == 200
+    assert client.headers[b"content-type"] == b"text/event-stream"
+    more = [m.get("more_body", False) for m in client.sent[1:]]
+    assert more == [True, True, True, False]
+    assert client.events() == [
+        {"format": "openai-chat", "model": "gpt-test", "open": "r-9"},
+        {"format": "openai-chat", "model": "gpt-test", "chunk": text_chunk("a", 0)},
+        {
+            "format": "openai-chat",
+            "model": "gpt-test",
+            "chunk": {
+                "type": "toolCall",
+                "id": "c-1",
+                "name": "add",
+                "arguments": {"x": 1},
+                "contentIndex": 1,
+            },
+        },
+        {"format": "openai-chat", "model": "gpt-test", "chunk": text_chunk("b", 2)},
+        {"format": "openai-chat", "model": "gpt-test", "complete": "toolCall"},
+    ]
+
+
+def text_chunk(value: str, index: int) -> dict[str, object]:
+    return {"type": "textDelta", "text": value, "contentIndex": index}
+
+
+def test_a_response_without_chunks_opens_and_completes_in_one_send() -> None:
+    app = app_for(fixture([start("r-0"), end("r-0")]))
+    client = request(app, STREAM)
+    assert client.status == 200
+    assert len(client.bodies) == 1
+    assert [list(event)[-1] for event in client.events()] == ["open", "complete"]
+
+
+def test_not_streaming_answers_the_whole_response_as_json() -> None:
+    app = app_for(roundtrip())
+    client = request(app, {"model": "m", "stream": "true"}, path="/v1/messages")
+    assert client.status == 200
+    assert client.headers[b"content-type"] == b"application/json"
+    assert len(client.bodies) == 1
+    whole = json.loads(client.body)
+    assert whole["format"] == "anthropic"
+    assert whole["whole"]["responseId"] == "response-tool-001"
+    assert whole["whole"]["stopReason"] == "toolCall"
+
+
+@pytest.mark.parametrize("streaming", [True, False])
+def test_a_failure_before_streaming_is_http_500_not_retried(streaming: bool) -> None:
+    app = app_for(fixture([start(), {"type": "bogus"}]))
+    client = request(app, {"stream": streaming})
+    assert client.status == 500
+    assert client.headers[b"x-should-retry"] == b"false"
+    assert client.headers[b"content-type"] == b"application/json"
+    error = json.loads(client.body)["error"]
+    assert error["code"] == "PROVIDER_UNKNOWN_EVENT"
+
+
+@pytest.mark.parametrize("streaming", [True, False])
+def test_a_transport_error_before_streaming_is_a_retryable_500(streaming: bool) -> None:
+    transport_error = {"type": "transport_error", "message": "overloaded", "code": "busy"}
+    app = app_for(fixture([start(), transport_error]))
+    client = request(app, {"stream": streaming})
+    assert client.status == 500
+    assert b"x-should-retry" not in client.headers
+    assert json.loads(client.body) == {"error": {"code": "busy", "message": "overloaded"}}
+
+
+@pytest.mark.parametrize("streaming", [True, False])
+def test_exhaustion_is_a_500_that_is_not_retried(streaming: bool) -> None:
+    app = app_for(fixture())
+    client = request(app, {"stream": streaming})
+    assert client.status == 500
+    assert client.headers[b"x-should-retry"] == b"false"
+    assert json.loads(client.body)["error"]["code"] == "PROVIDER_EXHAUSTED"
+
+
+def test_a_failure_after_streaming_began_is_the_in_stream_error() -> None:
+    app = app_for(fixture([start(), text("a"), {"type": "transport_error", "message": "cut"}]))
+    client = request(app, STREAM)
+    assert client.status == 200
+    assert [list(event)[-1] for event in client.events()] == ["open", "chunk", "fail"]
+    assert client.events()[-1]["fail"] == "PROVIDER_TRANSPORT_ERROR"
+    assert client.sent[-1]["more_body"] is False
+
+
+# -- clients that leave, and stopping ------------------------------------------------------
+
+
+class Blocked:
+    """An async source that yields some records, then waits until it is closed."""
+
+    def __init__(self, *records: object) -> None:
+        self.records = list(records)
+        self.waiting = asyncio.Event()
+        self.closed = False
+
+    async def __aiter__(self) -> AsyncIterator[object]:
+        try:
+            for record in self.records:
+                yield record
+            self.waiting.set()
+            await asyncio.Event().wait()  # never set: only closing ends this
+        finally:
+            self.closed = True
+
+
+def tasks_left() -> set[str]:
+    current = asyncio.current_task()
+    return {t.get_coro().__qualname__ for t in asyncio.all_tasks() if t is not current}  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("streaming", [True, False])
+def test_a_client_that_leaves_aborts_the_stream_and_its_source(streaming: bool) -> None:
+    source = Blocked(start(), text("a"))
+
+    async def scenario() -> tuple[Client, set[str]]:
+        app = app_for(fixture(source))
+        client = Client({"stream": streaming})
+        call = asyncio.ensure_future(client.call(app))
+        await source.waiting.wait()
+        client.leave.set()
+        await call
+        return client, tasks_left()
+
+    client, left = run(scenario())
+    assert source.closed
+    assert left == set()
+    if streaming:  # it had begun: the chunk went out, the stream never completed
+        assert [list(event)[-1] for event in client.events()] == ["open", "chunk"]
+        assert client.sent[-1]["more_body"] is True
+    else:
+        assert client.sent == []
+
+
+def test_a_send_that_fails_with_oserror_aborts_the_stream() -> None:
+    source = Blocked(start(), text("a"), text("b"))
+
+    async def scenario() -> set[str]:
+        app = app_for(fixture(source))
+        client = Client(STREAM)
+        client.send_error = ConnectionResetError("gone")
+        await client.call(app)
+        return tasks_left()
+
+    assert run(scenario()) == set()
+    assert source.closed
+
+
+def test_the_app_keeps_serving_after_a_client_left() -> None:
+    source = Blocked(start(), text("a"))
+
+    async def scenario() -> Client:
+        app = app_for(fixture(source, [start(), text("next"), end()]))
+        leaving = Client(STREAM)
+        call = asyncio.ensure_future(leaving.call(app))
+        await source.waiting.wait()
+        leaving.leave.set()
+        await call
+        return await Client(STREAM).call(app)
+
+    client = run(scenario())
+    assert client.status == 200
+    assert client.events()[1]["chunk"]["text"] == "next"  # type: ignore[index]
+
+
+def test_closing_aborts_responses_in_flight_with_the_formats_error() -> None:
+    source = Blocked(start(), text("a"))
+
+    async def scenario() -> tuple[Client, Client, set[str]]:
+        app = app_for(fixture(source, [start(), end()]))
+        reading = Client(STREAM)
+        call = asyncio.ensure_future(reading.call(app))
+        await source.waiting.wait()
+        app.close()
+        await call
+        late = await Client(STREAM).call(app)
+        return reading, late, tasks_left()
+
+    reading, late, left = run(scenario())
+    assert source.closed
+    assert left == set()
+    assert reading.events()[-1]["fail"] == "PROVIDER_ABORTED"
+    assert reading.sent[-1]["more_body"] is False
+    assert late.status == 503
+    assert late.headers[b"x-should-retry"] == b"false"
+
+
+def test_closing_cancels_a_responder_that_cannot_send(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("course.vendors._server.ABORT_GRACE", 0.0)
+    source = Blocked(start(), text("a"))
+
+    async def scenario() -> set[str]:
+        app = app_for(fixture(source))
+        stuck = Client(STREAM)
+        sent_first = asyncio.Event()
+        forever = asyncio.Event()
+
+        async def send(message: Message) -> None:
+            stuck.sent.append(message)
+            if message["type"] == "http.response.body":
+                sent_first.set()
+                await forever.wait()  # a client that stopped reading: the send never ends
+
+        call = asyncio.ensure_future(app(stuck.scope, stuck.receive, send))
+        await sent_first.wait()
+        app.close()
+        await call
+        return tasks_left()
+
+    assert run(scenario()) == set()
+    assert source.closed
+
+
+def test_lifespan_events_are_acknowledged() -> None:
+    async def scenario() -> list[Message]:
+        incoming = [{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}]
+        sent: list[Message] = []
+
+        async def receive() -> Message:
+            return incoming.pop(0)
+
+        async def send(message: Message) -> None:
+            sent.append(message)
+
+        await app_for(roundtrip())({"type": "lifespan"}, receive, send)
+        return sent
+
+    assert run(scenario()) == [
+        {"type": "lifespan.startup.complete"},
+        {"type": "lifespan.shutdown.complete"},
+    ]
+
+
+def test_mounted_under_a_prefix_it_routes_below_it() -> None:
+    app = app_for(roundtrip())
+    client = Client(STREAM, path="/llm/v1/chat/completions")
+    client.scope["root_path"] = "/llm"
+    run(client.call(app))
+    assert client.status == 200
+
+
+# -- construction --------------------------------------------------------------------------
+
+
+def test_asgi_app_serves_an_adapter_you_built_and_checks_a_fixture_at_once() -> None:
+    adapter = FixtureProviderAdapter(roundtrip())
+    assert asgi_app(adapter).adapter is adapter
+    with pytest.raises(FixtureProviderError) as caught:
+        asgi_app({"schemaVersion": 2, "responses": []})
+    assert caught.value.code is Code.PROVIDER_INVALID_FIXTURE
+
+
+@pytest.mark.parametrize(
+    ("host", "port", "error"),
+    [
+        (None, 0, TypeError),
+        (b"127.0.0.1", 0, TypeError),
+        ("", 0, ValueError),
+        ("127.0.0.1", "80", TypeError),
+        ("127.0.0.1", True, TypeError),
+        ("127.0.0.1", 1.0, TypeError),
+        ("127.0.0.1", -1, ValueError),
+        ("127.0.0.1", 65536, ValueError),
+    ],
+)
+def test_serve_refuses_a_bad_host_or_port_at_once(
+    host: object, port: object, error: type[Exception]
+) -> None:
+    with pytest.raises(error):
+        serve(roundtrip(), host=host, port=port)  # type: ignore[arg-type]
+
+
+def test_serve_without_uvicorn_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # import uvicorn now fails
+    with pytest.raises(RuntimeError, match=r"course\[serve\]"):
+        serve(roundtrip())
+    assert asgi_app(roundtrip()).adapter.pending == 2  # the app itself needs nothing
+
+
+# -- FixtureServer on loopback -------------------------------------------------------------
+
+
+def server_for(data: object, **address: object) -> FixtureServer:
+    return FixtureServer(app_for(data), **address)  # type: ignore[arg-type]
+
+
+def test_the_server_serves_on_the_port_it_bound_and_stops() -> None:
+    server = server_for(roundtrip())
+    with pytest.raises(RuntimeError, match="not started"):
+        server.url  # noqa: B018
+    with server as entered:
+        assert entered is server
+        assert server.running
+        host, port = server.url.removeprefix("http://").rsplit(":", 1)
+        assert host == "127.0.0.1"
+        assert int(port) > 0
+        response = httpx2.post(server.url + "/v1/chat/completions", json=STREAM)
+        assert response.status_code == 200
+        assert server.requests == (STREAM,)
+        assert server.adapter.pending == 1
+    assert not server.running
+    with pytest.raises(ConnectionError), socket.create_connection((host, int(port)), timeout=5):
+        pass
+
+
+def test_a_server_runs_once() -> None:
+    server = server_for(roundtrip())
+    with server:
+        pass
+    with pytest.raises(RuntimeError, match="runs once"), server:
+        pass
+
+
+def test_a_wildcard_host_is_written_as_loopback() -> None:
+    with server_for(roundtrip(), host="0.0.0.0") as server:
+        assert server.url.startswith("http://127.0.0.1:")
+        assert httpx2.post(server.url + "/v1/messages", json={}).status_code == 200
+
+
+def has_ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not has_ipv6_loopback(), reason="no IPv6 loopback here")
+@pytest.mark.parametrize("host", ["::", "::1"])
+def test_ipv6_hosts_are_bracketed(host: str) -> None:
+    with server_for(roundtrip(), host=host) as server:
+        assert server.url.startswith("http://[::1]:")
+        assert httpx2.post(server.url + "/v1/responses", json={}).status_code == 200
+
+
+def test_a_port_in_use_is_an_oserror_at_entry() -> None:
+    with server_for(roundtrip()) as running:
+        port = int(running.url.rsplit(":", 1)[1])
+        taken = server_for(roundtrip(), port=port)
+        with pytest.raises(OSError), taken:
+            pass
+        assert not taken.running
+
+
+def test_async_with_starts_and_stops_without_blocking_the_loop() -> None:
+    async def scenario() -> tuple[int, bool]:
+        server = server_for(roundtrip())
+        async with server, httpx2.AsyncClient() as client:
+            response = await client.post(server.url + "/v1/messages", json={})
+        return response.status_code, server.running
+
+    assert run(scenario()) == (200, False)
+
+
+def test_async_sources_run_on_the_servers_loop() -> None:
+    loops: list[asyncio.AbstractEventLoop] = []
+
+    async def records() -> AsyncIterator[object]:
+        loops.append(asyncio.get_running_loop())
+        for record in [start(), text("from a source"), end()]:
+            yield record
+
+    with server_for(fixture(records())) as server:
+        response = httpx2.post(server.url + "/v1/chat/completions", json=STREAM)
+    assert "from a source" in response.text
+    assert loops and loops[0] is server._loop
+    assert threading.current_thread() is threading.main_thread()
+
+
+def test_leaving_while_a_client_reads_aborts_and_stops() -> None:
+    closed = threading.Event()
+    waiting = threading.Event()
+
+    async def records() -> AsyncIterator[object]:
+        try:
+            yield start()
+            yield text("first")
+            waiting.set()
+            await asyncio.Event().wait()
+        finally:
+            closed.set()
+
+    server = server_for(fixture(records()))
+    with server, httpx2.stream("POST", server.url + "/v1/chat/completions", json=STREAM) as reply:
+        lines = reply.iter_lines()
+        assert "open" in next(line for line in lines if line)
+        assert waiting.wait(10)
+        server.__exit__(None, None, None)  # leave while the client reads
+        assert not server.running
+        rest = [line for line in lines if line]
+    assert closed.is_set()
+    assert "PROVIDER_ABORTED" in rest[-1]
+
+
+def test_the_server_is_quiet(
+    caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    caplog.set_level(logging.INFO)
+    with server_for(fixture([start(), text("a"), end()])) as server:
+        httpx2.post(server.url + "/v1/chat/completions", json=STREAM)
+        httpx2.post(server.url + "/v1/chat/completions", json=STREAM)  # exhausted
+        httpx2.get(server.url + "/nowhere")
+    assert capfd.readouterr() == ("", "")
+    records = [r for r in caplog.records if r.name.startswith(("uvicorn", "course", "asyncio"))]
+    assert not [r for r in records if r.levelno >= logging.WARNING]
+    assert [r.getMessage() for r in records if r.name == "course.vendors.serve"] == [
+        "POST /v1/chat/completions -> 200 stream, response 0: complete (stop, 1 chunk)",
+        "POST /v1/chat/completions -> 500 PROVIDER_EXHAUSTED",
+        "GET /nowhere -> 404 not found",
+    ]

@@ -189,7 +189,7 @@ class _Replay:
         for unused in range(first_unused, adapter._responses):
             lines.append(f"  - response {unused}{self._named(unused)} was never requested")
         for call, taken, stream in adapter._streams:
-            if not _settled(stream):
+            if not stream._settled:
                 what = "" if taken is None else f", response {taken}{self._named(taken)}"
                 lines.append(
                     f"  - the stream of call {call}{what} was neither read to its end nor closed"
@@ -252,8 +252,3 @@ def _response_ids(fixture: object) -> tuple[str | None, ...]:
         else:
             ids.append(None)
     return tuple(ids)
-
-
-def _settled(stream: CourseModelStream) -> bool:
-    """Whether the stream has its outcome: complete, failed, aborted or closed."""
-    return bool(getattr(stream, "_settled"))  # noqa: B009  (the stream's private flag)

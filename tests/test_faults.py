@@ -26,34 +26,41 @@ from tests.helpers import ROUNDTRIP_PATH, collect, run
 Code = FixtureProviderErrorCode
 
 
-def replay(fixture: object) -> list[tuple[list[dict[str, object]], object]]:
+Outcomes = list[tuple[list[dict[str, object]], object]]
+
+
+async def replayed(fixture: object) -> Outcomes:
     """Every response in turn: its chunks, then its response or its error code."""
-
-    async def main() -> list[tuple[list[dict[str, object]], object]]:
-        adapter = FixtureProviderAdapter(fixture)
-        outcomes: list[tuple[list[dict[str, object]], object]] = []
-        for number in range(adapter.pending):
-            outcome = await collect(adapter.stream(CourseModelRequest(f"request-{number}")))
-            chunks: list[dict[str, object]] = [dict(chunk.to_dict()) for chunk in outcome.chunks]
-            if outcome.response is not None:
-                outcomes.append((chunks, outcome.response.to_dict()))
-            else:
-                assert outcome.error is not None
-                outcomes.append((chunks, outcome.error.code))
-        return outcomes
-
-    return run(main())
-
-
-def check_variant(original: object, fault: faults.Fault) -> None:
-    """``fault`` fails on its response with its code; every other response is as before."""
-    before, after = replay(original), replay(fault.fixture)
-    assert len(after) == len(before)
-    for index, (was, now) in enumerate(zip(before, after, strict=True)):
-        if index == fault.response_index:
-            assert now[1] == fault.expected_code, fault.name
+    adapter = FixtureProviderAdapter(fixture)
+    outcomes: Outcomes = []
+    for number in range(adapter.pending):
+        outcome = await collect(adapter.stream(CourseModelRequest(f"request-{number}")))
+        chunks: list[dict[str, object]] = [dict(chunk.to_dict()) for chunk in outcome.chunks]
+        if outcome.response is not None:
+            outcomes.append((chunks, outcome.response.to_dict()))
         else:
-            assert now == was, fault.name
+            assert outcome.error is not None
+            outcomes.append((chunks, outcome.error.code))
+    return outcomes
+
+
+def check_variants(original: object, found: list[faults.Fault]) -> None:
+    """Each fault fails on its response with its code; every other response is as before.
+
+    One event loop for the lot: a loop per replay would be most of the test's time.
+    """
+
+    async def replay_all() -> tuple[Outcomes, list[Outcomes]]:
+        return await replayed(original), [await replayed(fault.fixture) for fault in found]
+
+    before, afters = run(replay_all())
+    for fault, after in zip(found, afters, strict=True):
+        assert len(after) == len(before)
+        for index, (was, now) in enumerate(zip(before, after, strict=True)):
+            if index == fault.response_index:
+                assert now[1] == fault.expected_code, fault.name
+            else:
+                assert now == was, fault.name
 
 
 BUNDLED_NAMES = [
@@ -84,8 +91,7 @@ def test_every_variant_of_the_bundled_fixture_fails_with_its_code() -> None:
         Code.PROVIDER_MISSING_START,
         Code.PROVIDER_RESPONSE_MISMATCH,
     ]
-    for fault in found:
-        check_variant(bundled, fault)
+    check_variants(bundled, found)
     assert bundled == load_fixture(ROUNDTRIP_PATH)
 
 
@@ -235,7 +241,7 @@ def test_every_variant_of_a_scripted_fixture_fails_only_where_it_says(
     assert fixture == pristine
     names = [fault.name for fault in found]
     assert len(names) == len(set(names))
-    outcomes = replay(fixture)
+    outcomes = run(replayed(fixture))
     responses: Any = fixture["responses"]
     expected_count = sum(
         2 * (len(response["records"]) - 1) + 3
@@ -243,6 +249,5 @@ def test_every_variant_of_a_scripted_fixture_fails_only_where_it_says(
         if isinstance(outcome, dict)
     )
     assert len(found) == expected_count
-    for fault in found:
-        check_variant(fixture, fault)
+    check_variants(fixture, found)
     assert fixture == pristine

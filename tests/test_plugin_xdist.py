@@ -16,7 +16,10 @@ import asyncio
 
 import pytest
 
+from openai import OpenAI
+
 from course import CourseModelRequest, FixtureProviderAdapter, script
+from course.vendors import FixtureServer
 
 TWO = script.fixture(script.response("one"), script.response("two"))
 
@@ -56,6 +59,16 @@ def test_abandons_one(course_adapter: FixtureProviderAdapter) -> None:
 @pytest.mark.course(TWO, strict=False)
 def test_lenient(course_adapter: FixtureProviderAdapter) -> None:
     pass
+
+
+# A server per test, each on a port of its own (port 0), on whichever worker.
+@pytest.mark.parametrize("round", range(4))
+@pytest.mark.course("roundtrip.json")
+def test_served(course_server: FixtureServer, round: int) -> None:
+    with OpenAI(base_url=course_server.url + "/v1", api_key="test") as client:
+        for reason in ("tool_calls", "stop"):
+            completion = client.chat.completions.create(model="any", messages=[])
+            assert completion.choices[0].finish_reason == reason
 """
 
 
@@ -76,7 +89,7 @@ def test_the_plugin_under_xdist(pytester: pytest.Pytester) -> None:
         "-o",
         "asyncio_default_fixture_loop_scope=function",
     )
-    result.assert_outcomes(passed=15, errors=2)
+    result.assert_outcomes(passed=19, errors=2)
     output = result.stdout.str()
     assert "created: 2/2 workers" in output
     result.stdout.fnmatch_lines(["*ERROR at teardown of test_leaves_one*"], consecutive=False)

@@ -131,16 +131,17 @@ class _TrackingAdapter(FixtureProviderAdapter):
     def __init__(self, fixture: object) -> None:
         super().__init__(fixture)
         self._responses = self.pending
-        # (call number, response index or None when the call took none, stream)
-        self._streams: list[tuple[int, int | None, CourseModelStream]] = []
+        # (call number, response index, stream) of each call that took a response; a
+        # call that took none failed at once, so its stream is settled.
+        self._streams: list[tuple[int, int, CourseModelStream]] = []
 
     def stream(
         self, request: CourseModelRequest, signal: AbortSignal | None = None
     ) -> CourseModelStream:
         pending = self.pending
         stream = super().stream(request, signal)
-        taken = self._responses - pending if self.pending < pending else None
-        self._streams.append((self.call_count, taken, stream))
+        if self.pending < pending:
+            self._streams.append((self.call_count, self._responses - pending, stream))
         return stream
 
 
@@ -183,33 +184,42 @@ class _Replay:
 
     def leftovers(self) -> str:
         """What the test left of its fixture, as a message; empty when nothing."""
-        lines: list[str] = []
         adapter = self.adapter
-        first_unused = adapter._responses - adapter.pending
-        for unused in range(first_unused, adapter._responses):
-            lines.append(f"  - response {unused}{self._named(unused)} was never requested")
-        for call, taken, stream in adapter._streams:
-            if not stream._settled:
-                what = "" if taken is None else f", response {taken}{self._named(taken)}"
-                lines.append(
-                    f"  - the stream of call {call}{what} was neither read to its end nor closed"
-                )
-        if not lines:
+        unused = [
+            f"  - {self._response(index)} was never requested"
+            for index in range(adapter._responses - adapter.pending, adapter._responses)
+        ]
+        unfinished = [
+            f"  - the stream of call {call}, for {self._response(index)}, was neither read "
+            "to its end nor closed"
+            for call, index, stream in adapter._streams
+            if not stream._settled
+        ]
+        if not unused and not unfinished:
             return ""
+        hints = []
+        if unfinished:
+            hints.append(
+                "Read each stream to its end (`async for`, or `await stream.result()`) or "
+                "close it (`async with adapter.stream(...) as stream`, or "
+                "`await stream.aclose()`)."
+            )
+        hints.append(
+            f"If the test leaves them on purpose, mark it @pytest.mark.{MARKER}(..., strict=False)."
+        )
         return "\n".join(
             [
                 f"course: the test left part of its fixture unused ({self.source}):",
-                *lines,
-                "Read each stream to its end (`async for`, or `await stream.result()`) or "
-                "close it (`async with adapter.stream(...)`, or `await stream.aclose()`), "
-                "and request every response. If the test means to leave them, mark it "
-                f"@pytest.mark.{MARKER}(..., strict=False).",
+                *unused,
+                *unfinished,
+                *hints,
             ]
         )
 
-    def _named(self, index: int) -> str:
+    def _response(self, index: int) -> str:
         response_id = self.response_ids[index]
-        return "" if response_id is None else f" (responseId {response_id!r})"
+        named = "" if response_id is None else f" (responseId {response_id!r})"
+        return f"response {index}{named}"
 
 
 def _marker_arguments(marker: pytest.Mark, config: pytest.Config) -> tuple[object, bool]:

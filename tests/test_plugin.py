@@ -202,6 +202,8 @@ def test_never_asks(course_adapter: FixtureProviderAdapter) -> None:
             "*  - response 1 (responseId 'response-text-001') was never requested",
         ]
     )
+    # Only the hint that applies: no stream was left open.
+    assert "Read each stream" not in result.stdout.str()
 
 
 def test_a_response_without_a_start_is_listed_by_index(project: pytest.Pytester) -> None:
@@ -252,12 +254,12 @@ def test_never_reads(course_adapter: FixtureProviderAdapter) -> None:
     result.stdout.fnmatch_lines(
         [
             "*ERROR at teardown of test_breaks_out*",
-            "*  - the stream of call 1, response 0 (responseId 'response-001') was neither"
-            " read to its end nor closed",
+            "*  - the stream of call 1, for response 0 (responseId 'response-001'), was"
+            " neither read to its end nor closed",
             "*Read each stream to its end*",
             "*ERROR at teardown of test_never_reads*",
-            "*  - the stream of call 2, response 1 (responseId 'response-002') was neither"
-            " read to its end nor closed",
+            "*  - the stream of call 2, for response 1 (responseId 'response-002'), was"
+            " neither read to its end nor closed",
         ]
     )
     assert "was never requested" not in result.stdout.str()
@@ -336,8 +338,8 @@ def test_both(course_adapter: FixtureProviderAdapter) -> None:
     result.stdout.fnmatch_lines(
         [
             "*  - response 1 (responseId 'response-text-001') was never requested",
-            "*  - the stream of call 1, response 0 (responseId 'response-tool-001') was "
-            "neither read to its end nor closed",
+            "*  - the stream of call 1, for response 0 (responseId 'response-tool-001'), "
+            "was neither read to its end nor closed",
         ]
     )
 

@@ -95,6 +95,6 @@ def test_the_plugin_under_xdist(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["*ERROR at teardown of test_leaves_one*"], consecutive=False)
     assert "- response 1 (responseId 'response-text-001') was never requested" in output
     assert (
-        "- the stream of call 2, response 1 (responseId 'response-002') was neither read "
-        "to its end nor closed" in output
+        "- the stream of call 2, for response 1 (responseId 'response-002'), was neither "
+        "read to its end nor closed" in output
     )

@@ -40,11 +40,17 @@ from . import (
 if TYPE_CHECKING:
     from .vendors import FixtureServer
 
-__all__ = ["course_adapter", "course_server", "pytest_addoption", "pytest_configure"]
+__all__ = [
+    "course_adapter",
+    "course_server",
+    "pytest_addoption",
+    "pytest_configure",
+    "pytest_runtest_makereport",
+]
 
-MARKER = "course"
-STRICT_INI = "course_strict"
-SERVE_EXTRA = "course[serve]"
+_MARKER = "course"
+_STRICT_INI = "course_strict"
+_SERVE_EXTRA = "course[serve]"
 
 # Whether the test's call phase passed: strict teardown checks only then, so that a
 # test's own failure stays the one reported.
@@ -54,7 +60,7 @@ _CALL_PASSED = pytest.StashKey[bool]()
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Register the ``course_strict`` ini option."""
     parser.addini(
-        STRICT_INI,
+        _STRICT_INI,
         "course: fail a test at teardown when its fixture has responses never requested "
         "or streams never finished nor closed (default: true)",
         type="bool",
@@ -66,7 +72,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """Register the ``course`` marker."""
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(fixture, *, strict=True): replay FIXTURE (a path relative to the test "
+        f"{_MARKER}(fixture, *, strict=True): replay FIXTURE (a path relative to the test "
         "file, or a fixture value such as a dict from course.script) through the "
         "course_adapter and course_server fixtures; strict=False skips the check that "
         "every response was used",
@@ -110,8 +116,8 @@ def course_server(request: pytest.FixtureRequest) -> Iterator[FixtureServer]:
         import uvicorn  # noqa: F401, PLC0415  (probed, not used: serve imports it)
     except ImportError:
         pytest.skip(
-            f"course_server needs uvicorn, which the extra {SERVE_EXTRA} installs: "
-            f"pip install '{SERVE_EXTRA}'"
+            f"course_server needs uvicorn, which the extra {_SERVE_EXTRA} installs: "
+            f"pip install '{_SERVE_EXTRA}'"
         )
     from .vendors import serve  # noqa: PLC0415  (optional: only tests that serve need it)
 
@@ -157,11 +163,11 @@ class _Replay:
     @classmethod
     def of(cls, request: pytest.FixtureRequest) -> _Replay:
         """Read the test's marker and build its adapter; a mistake fails the setup."""
-        marker = request.node.get_closest_marker(MARKER)
+        marker = request.node.get_closest_marker(_MARKER)
         if marker is None:
             pytest.fail(
                 f"{request.fixturename} needs a fixture to replay: mark the test "
-                f"@pytest.mark.{MARKER}(<fixture file or dict>)",
+                f"@pytest.mark.{_MARKER}(<fixture file or dict>)",
                 pytrace=False,
             )
         value, strict = _marker_arguments(marker, request.config)
@@ -172,14 +178,14 @@ class _Replay:
             try:
                 fixture = load_fixture(path)
             except FixtureProviderError as error:
-                pytest.fail(f"@pytest.mark.{MARKER}: {error}", pytrace=False)
+                pytest.fail(f"@pytest.mark.{_MARKER}: {error}", pytrace=False)
         else:
             fixture = value
             source = "the marker's fixture"
         try:
             adapter = _TrackingAdapter(fixture)
         except FixtureProviderError as error:
-            pytest.fail(f"@pytest.mark.{MARKER}: {source}: {error}", pytrace=False)
+            pytest.fail(f"@pytest.mark.{_MARKER}: {source}: {error}", pytrace=False)
         return cls(adapter, strict, _response_ids(fixture), source)
 
     def leftovers(self) -> str:
@@ -205,7 +211,8 @@ class _Replay:
                 "`await stream.aclose()`)."
             )
         hints.append(
-            f"If the test leaves them on purpose, mark it @pytest.mark.{MARKER}(..., strict=False)."
+            "If the test leaves them on purpose, mark it "
+            f"@pytest.mark.{_MARKER}(..., strict=False)."
         )
         return "\n".join(
             [
@@ -224,7 +231,7 @@ class _Replay:
 
 def _marker_arguments(marker: pytest.Mark, config: pytest.Config) -> tuple[object, bool]:
     """The marker's fixture and whether the test is strict; a misuse fails the setup."""
-    usage = f"@pytest.mark.{MARKER}(fixture, *, strict=True)"
+    usage = f"@pytest.mark.{_MARKER}(fixture, *, strict=True)"
     unknown = sorted(set(marker.kwargs) - {"fixture", "strict"})
     if unknown:
         pytest.fail(f"{usage} got unknown keyword(s): {', '.join(unknown)}", pytrace=False)
@@ -234,7 +241,7 @@ def _marker_arguments(marker: pytest.Mark, config: pytest.Config) -> tuple[objec
             f"{usage} takes exactly one fixture (a path or a fixture value), got {len(given)}",
             pytrace=False,
         )
-    strict = marker.kwargs.get("strict", config.getini(STRICT_INI))
+    strict = marker.kwargs.get("strict", config.getini(_STRICT_INI))
     if type(strict) is not bool:
         pytest.fail(
             f"{usage}: `strict` must be True or False, got {type(strict).__qualname__}",

@@ -424,14 +424,21 @@ def test_strict_false_on_the_marker_turns_the_check_off(project: pytest.Pytester
     assert "test_off_by_marker" not in result.stdout.str()
 
 
-@pytest.mark.parametrize("ini", ["pytest.ini", "pyproject.toml"])
+@pytest.mark.parametrize(
+    "ini",
+    [
+        ("pytest.ini", "[pytest]\ncourse_strict = false\n"),
+        ("pyproject.toml", '[tool.pytest.ini_options]\ncourse_strict = "false"\n'),
+        ("pyproject.toml", "[tool.pytest.ini_options]\ncourse_strict = false\n"),
+        ("pyproject.toml", "[tool.pytest]\ncourse_strict = false\n"),
+    ],
+    ids=["pytest.ini", "ini_options-string", "ini_options-bool", "native-bool"],
+)
 def test_the_ini_option_turns_it_off_and_the_marker_back_on(
-    project: pytest.Pytester, ini: str
+    project: pytest.Pytester, ini: tuple[str, str]
 ) -> None:
-    if ini == "pytest.ini":
-        project.makeini("[pytest]\ncourse_strict = false\n")
-    else:
-        project.makepyprojecttoml('[tool.pytest.ini_options]\ncourse_strict = "false"\n')
+    name, text = ini
+    project.path.joinpath(name).write_text(text, encoding="utf-8")
     project.makepyfile(LEAVES_ONE)
     result = run(project, "--strict-config")
     result.assert_outcomes(passed=3, errors=1)

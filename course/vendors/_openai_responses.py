@@ -325,7 +325,8 @@ class Importer(StreamImporter):
         item_id, delta = self._delta_fields(data)
         entry = self._open_item(item_id, "response.refusal.delta")
         if entry.kind == _MESSAGE:
-            self._refusal.append(delta)
+            if delta:  # only non-empty refusal text makes a refusal
+                self._refusal.append(delta)
         elif entry.kind == _FUNCTION_CALL:
             raise self._wrong_item("response.refusal.delta", item_id, entry)
         else:
@@ -366,12 +367,11 @@ class Importer(StreamImporter):
 
     def _open_item(self, item_id: str, kind: str) -> _Item:
         """The added, not yet done item ``item_id`` names (class 4)."""
-        self._check_place(kind)
         entry = self._items.get(item_id)
-        if entry is None:
-            raise self.out_of_order(f"`{kind}` for output item {_quote(item_id)}, never added")
-        if entry.done:
-            raise self.out_of_order(f"`{kind}` for output item {_quote(item_id)}, already done")
+        if entry is None or entry.done or self.terminal_read:
+            self._check_place(kind)  # nothing is added before the start
+            state = "never added" if entry is None else "already done"
+            raise self.out_of_order(f"`{kind}` for output item {_quote(item_id)}, {state}")
         return entry
 
     def _after_terminal(self, kind: str) -> Refusal:

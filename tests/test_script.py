@@ -368,6 +368,15 @@ def test_a_bad_argument_is_refused_at_once_by_name(
     assert names in str(caught.value)
 
 
+def test_the_value_types_check_their_arguments_too() -> None:
+    with pytest.raises(TypeError, match="`items`"):
+        script.Response(["text"])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="`name`"):
+        script.Call("", {})
+    with pytest.raises(TypeError, match="`message`"):
+        script.Failure(b"bytes")  # type: ignore[arg-type]
+
+
 def test_usage_may_be_a_list() -> None:
     fixture = script.fixture(script.response(usage=[3, 4]))  # type: ignore[arg-type]
     assert records(fixture)[-1]["usage"] == {"inputTokens": 3, "outputTokens": 4}

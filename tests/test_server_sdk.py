@@ -1,0 +1,659 @@
+"""``serve`` end to end: the official SDK clients against a real server on loopback.
+
+Every client mode the README promises is driven over real HTTP: Chat Completions
+(``create(stream=True)``, ``.stream()``'s final completion, non-streaming ``create``),
+Responses (``.stream()``'s final response), Messages (``.stream()``'s final message and
+non-streaming ``create``), sync and async. Each must give the fixture's text, tool-call
+ids, names and arguments, stop reason (in the vendor's spelling) and usage.
+
+Generated fixtures share one server and one set of clients per module (starting a
+server, or building a client, costs a tenth of a second): the server's responses are
+async sources that each stream whatever records the test set last (``Feed``), so each
+example's requests take its records.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Final, cast
+
+import anthropic
+import httpx2
+import openai
+import pytest
+from anthropic.types import MessageParam
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
+from openai.types.responses import Response
+
+from course import FixtureProviderAdapter, thaw
+from course.vendors import FixtureServer, import_recording, serve
+
+from .helpers import roundtrip
+from .strategies import arguments as any_arguments
+
+Records = list[object]
+MODEL: Final = "model-under-test"
+QUESTION: Final = "What is 20 + 22?"
+CHAT: Final[list[ChatCompletionMessageParam]] = [{"role": "user", "content": QUESTION}]
+ASK: Final[list[MessageParam]] = [{"role": "user", "content": QUESTION}]
+EXAMPLES: Final = 15
+"""Per property: real HTTP round trips are slow, so a modest count."""
+
+PATHS: Final = {
+    "openai-chat": "/v1/chat/completions",
+    "openai-responses": "/v1/responses",
+    "anthropic": "/v1/messages",
+}
+
+
+# -- the clients, set up as the README says -------------------------------------------------
+
+
+class Clients:
+    """The official clients pointed at one server; ``retries=None`` keeps SDK defaults."""
+
+    def __init__(self, server: FixtureServer, retries: int | None = 0) -> None:
+        self.server = server
+        if retries is None:
+            self.openai = openai.OpenAI(base_url=server.url + "/v1", api_key="test")
+            self.anthropic = anthropic.Anthropic(base_url=server.url, api_key="test")
+        else:
+            self.openai = openai.OpenAI(
+                base_url=server.url + "/v1", api_key="test", max_retries=retries
+            )
+            self.anthropic = anthropic.Anthropic(
+                base_url=server.url, api_key="test", max_retries=retries
+            )
+        self.http = httpx2.Client()
+
+    def __enter__(self) -> Clients:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.openai.close()
+        self.anthropic.close()
+        self.http.close()
+
+    def streamed(self, format: str) -> bytes:
+        """The raw bytes the server streams for one request in ``format``."""
+        body = {"model": MODEL, "stream": True, "max_tokens": 64, "messages": ASK}
+        response = self.http.post(self.server.url + PATHS[format], json=body)
+        assert response.status_code == 200
+        assert response.headers["content-type"] == "text/event-stream"
+        return response.content
+
+
+# -- what a client saw, in course's terms ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One response as a client received it."""
+
+    response_id: str
+    text: str
+    tool_calls: Sequence[tuple[str, str, object]]  # id, name, arguments
+    stop_reason: str | None  # the vendor's spelling (None: the format has none)
+    usage: tuple[int, int]
+
+
+CHAT_STOP: Final = {"stop": "stop", "toolCall": "tool_calls"}
+ANTHROPIC_STOP: Final = {"stop": "end_turn", "toolCall": "tool_use"}
+
+
+def expected(records: Records, stop_reasons: dict[str, str] | None) -> Seen:
+    """What a client must see for a response that completes."""
+    start, *body, end = cast("list[dict[str, object]]", records)
+    usage = cast("dict[str, int]", end["usage"])
+    stop = "toolCall" if end["stopReason"] == "tool_call" else "stop"
+    calls = [r for r in body if r["type"] == "tool_call"]
+    return Seen(
+        response_id=cast("str", start["responseId"]),
+        text="".join(cast("str", r["text"]) for r in body if r["type"] == "text_delta"),
+        tool_calls=[(cast("str", r["id"]), cast("str", r["name"]), r["arguments"]) for r in calls],
+        stop_reason=None if stop_reasons is None else stop_reasons[stop],
+        usage=(
+            usage.get("inputTokens", usage.get("input_tokens", -1)),
+            usage.get("outputTokens", usage.get("output_tokens", -1)),
+        ),
+    )
+
+
+def chat_stream_create(clients: Clients) -> Seen:
+    """``create(stream=True)``: the raw chunks, accumulated here as an agent loop would."""
+    stream = clients.openai.chat.completions.create(model=MODEL, messages=CHAT, stream=True)
+    response_id, text, finish, usage = "", "", None, (-1, -1)
+    calls: dict[int, list[str]] = {}
+    for chunk in stream:
+        assert chunk.model == MODEL
+        response_id = chunk.id
+        if chunk.usage is not None:
+            usage = (chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+        for choice in chunk.choices:
+            text += choice.delta.content or ""
+            finish = choice.finish_reason or finish
+            for fragment in choice.delta.tool_calls or []:
+                call = calls.setdefault(fragment.index, ["", "", ""])
+                function = fragment.function
+                call[0] += fragment.id or ""
+                call[1] += (function.name or "") if function else ""
+                call[2] += (function.arguments or "") if function else ""
+    tool_calls = [(c[0], c[1], json.loads(c[2])) for _, c in sorted(calls.items())]
+    return Seen(response_id, text, tool_calls, finish, usage)
+
+
+def chat_stream_final(clients: Clients) -> Seen:
+    """``.stream()``'s final completion, accumulated by the SDK."""
+    with clients.openai.chat.completions.stream(model=MODEL, messages=CHAT) as stream:
+        return chat_view(stream.get_final_completion())
+
+
+def chat_create(clients: Clients) -> Seen:
+    return chat_view(clients.openai.chat.completions.create(model=MODEL, messages=CHAT))
+
+
+def chat_view(completion: ChatCompletion) -> Seen:
+    assert completion.model == MODEL
+    choice = completion.choices[0]
+    calls = [
+        (c.id, c.function.name, json.loads(c.function.arguments))
+        for c in choice.message.tool_calls or []
+        if c.type == "function"
+    ]
+    usage = completion.usage
+    assert usage is not None
+    return Seen(
+        completion.id,
+        choice.message.content or "",
+        calls,
+        choice.finish_reason,
+        (usage.prompt_tokens, usage.completion_tokens),
+    )
+
+
+def responses_stream_final(clients: Clients) -> Seen:
+    with clients.openai.responses.stream(model=MODEL, input=QUESTION) as stream:
+        return responses_view(stream.get_final_response())
+
+
+def responses_create(clients: Clients) -> Seen:
+    return responses_view(clients.openai.responses.create(model=MODEL, input=QUESTION))
+
+
+def responses_view(response: Response) -> Seen:
+    assert response.status == "completed"
+    assert response.model == MODEL
+    calls = [
+        (item.call_id, item.name, json.loads(item.arguments))
+        for item in response.output
+        if item.type == "function_call"
+    ]
+    usage = response.usage
+    assert usage is not None
+    return Seen(
+        response.id, response.output_text, calls, None, (usage.input_tokens, usage.output_tokens)
+    )
+
+
+def messages_stream_final(clients: Clients) -> Seen:
+    with clients.anthropic.messages.stream(model=MODEL, max_tokens=64, messages=ASK) as stream:
+        return messages_view(stream.get_final_message())
+
+
+def messages_create(clients: Clients) -> Seen:
+    return messages_view(
+        clients.anthropic.messages.create(model=MODEL, max_tokens=64, messages=ASK)
+    )
+
+
+def messages_view(message: anthropic.types.Message) -> Seen:
+    assert message.model == MODEL
+    text = "".join(block.text for block in message.content if block.type == "text")
+    calls = [(b.id, b.name, b.input) for b in message.content if b.type == "tool_use"]
+    return Seen(
+        message.id,
+        text,
+        calls,
+        message.stop_reason,
+        (message.usage.input_tokens, message.usage.output_tokens),
+    )
+
+
+Mode = Callable[[Clients], Seen]
+MODES: Final[dict[str, tuple[Mode, dict[str, str] | None]]] = {
+    "chat create(stream=True)": (chat_stream_create, CHAT_STOP),
+    "chat .stream() final": (chat_stream_final, CHAT_STOP),
+    "chat create": (chat_create, CHAT_STOP),
+    "responses .stream() final": (responses_stream_final, None),
+    "messages .stream() final": (messages_stream_final, ANTHROPIC_STOP),
+    "messages create": (messages_create, ANTHROPIC_STOP),
+}
+"""Each client mode, and how it spells the stop reason (``None``: it has none)."""
+
+
+# -- records --------------------------------------------------------------------------------
+
+
+def start(response_id: str) -> dict[str, object]:
+    return {"type": "response_start", "responseId": response_id, "role": "assistant"}
+
+
+def text(value: str) -> dict[str, object]:
+    return {"type": "text_delta", "text": value}
+
+
+def end(response_id: str, stop: str = "stop", usage: tuple[int, int] = (1, 2)) -> dict[str, object]:
+    return {
+        "type": "response_end",
+        "responseId": response_id,
+        "stopReason": stop,
+        "usage": {"inputTokens": usage[0], "outputTokens": usage[1]},
+    }
+
+
+def bundled() -> list[object]:
+    return cast("list[object]", roundtrip()["responses"])
+
+
+def fixture_of(*responses: object) -> dict[str, object]:
+    return {"schemaVersion": 1, "responses": list(responses)}
+
+
+# -- the bundled fixture --------------------------------------------------------------------
+
+
+def test_the_bundled_round_trip_reaches_every_client_mode() -> None:
+    responses = bundled()
+    with serve(fixture_of(*responses * len(MODES))) as server, Clients(server) as clients:
+        for name, (call, stops) in MODES.items():
+            first, second = call(clients), call(clients)
+            records = [cast("dict[str, Records]", response)["records"] for response in responses]
+            assert first == expected(records[0], stops), name
+            assert second == expected(records[1], stops), name
+            assert first.tool_calls == [("call-add-001", "add", {"left": 20, "right": 22})]
+            assert second.text == "The sum is 42."
+        assert server.adapter.pending == 0
+        assert {body["model"] for body in server.requests} == {MODEL}
+
+
+def test_the_async_clients_take_the_bundled_round_trip() -> None:
+    async def scenario(server: FixtureServer) -> list[object]:
+        seen: list[object] = []
+        async with openai.AsyncOpenAI(
+            base_url=server.url + "/v1", api_key="test", max_retries=0
+        ) as client:
+            stream = await client.chat.completions.create(model=MODEL, messages=CHAT, stream=True)
+            seen.append(
+                [
+                    (f.id, f.function.name if f.function else None)
+                    async for c in stream
+                    if c.choices
+                    for f in c.choices[0].delta.tool_calls or []
+                ]
+            )
+            async with client.responses.stream(model=MODEL, input=QUESTION) as responses:
+                seen.append((await responses.get_final_response()).output_text)
+        async with anthropic.AsyncAnthropic(
+            base_url=server.url, api_key="test", max_retries=0
+        ) as client:
+            async with client.messages.stream(model=MODEL, max_tokens=64, messages=ASK) as reply:
+                message = await reply.get_final_message()
+                seen.append([(b.id, b.input) for b in message.content if b.type == "tool_use"])
+            created = await client.messages.create(model=MODEL, max_tokens=64, messages=ASK)
+            seen.append([b.text for b in created.content if b.type == "text"])
+        return seen
+
+    with serve(fixture_of(*bundled(), *bundled())) as server:
+        chat, answer, tool_use, created = asyncio.run(scenario(server))
+    assert chat == [("call-add-001", "add")]
+    assert answer == "The sum is 42."
+    assert tool_use == [("call-add-001", {"left": 20, "right": 22})]
+    assert created == ["The sum is 42."]
+
+
+def test_async_clients_stream_concurrently_from_one_server() -> None:
+    async def scenario(server: FixtureServer) -> list[str]:
+        async with openai.AsyncOpenAI(
+            base_url=server.url + "/v1", api_key="test", max_retries=0
+        ) as client:
+
+            async def one() -> str:
+                async with client.chat.completions.stream(model=MODEL, messages=CHAT) as stream:
+                    return (await stream.get_final_completion()).id
+
+            return sorted(await asyncio.gather(*(one() for _ in range(8))))
+
+    responses = [
+        {"records": [start(f"r-{i}"), text(f"answer {i}"), end(f"r-{i}")]} for i in range(8)
+    ]
+    with serve(fixture_of(*responses)) as server:
+        ids = asyncio.run(scenario(server))
+        assert len(server.requests) == 8
+    assert ids == [f"r-{i}" for i in range(8)]
+
+
+@pytest.mark.parametrize("format", list(PATHS))
+def test_the_bundled_fixture_round_trips_through_the_server(format: str) -> None:
+    with serve(roundtrip()) as server, Clients(server) as clients:
+        imported = [import_recording(clients.streamed(format)) for _ in range(2)]
+    assert [recording.format for recording in imported] == [format, format]
+    tool_response, text_response = (thaw(recording.response) for recording in imported)
+    assert tool_response == bundled()[0]
+    usage = cast("list[dict[str, object]]", text_response["records"])[-1]["usage"]
+    assert usage == {"inputTokens": 30, "outputTokens": 6}  # camelCase
+
+
+# -- generated fixtures ---------------------------------------------------------------------
+
+_TEXT: Final = st.text(min_size=1, max_size=10)  # lone surrogates included
+_NO_SURROGATES: Final = st.text(st.characters(exclude_categories=["Cs"]), max_size=8)
+_SDK_ARGUMENTS: Final[st.SearchStrategy[dict[str, object]]] = st.dictionaries(
+    _NO_SURROGATES,
+    st.recursive(
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | _NO_SURROGATES,
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.dictionaries(_NO_SURROGATES, inner, max_size=3)
+        ),
+        max_leaves=6,
+    ),
+    max_size=3,
+)
+"""Arguments every SDK reads back: Anthropic's partial-JSON parser refuses lone surrogates."""
+_IDS: Final = st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=12)
+_COUNTS: Final = st.integers(0, 2**53 - 1)
+
+
+@st.composite
+def responses(
+    draw: st.DrawFn,
+    arguments: st.SearchStrategy[dict[str, object]] = _SDK_ARGUMENTS,
+    *,
+    failing: bool = False,
+    text_first: bool = False,
+) -> Records:
+    """One response with non-empty text deltas and tool calls, then an end; or, when
+    ``failing``, a transport error with a code after at least one chunk. With
+    ``text_first``, texts before tools, and no tool before a failure (what openai-chat
+    needs to round-trip)."""
+    response_id = draw(_IDS)
+    kinds = draw(st.lists(st.sampled_from(["text", "tool"]), min_size=int(failing), max_size=5))
+    if text_first:
+        kinds.sort(key=lambda kind: kind == "tool")
+        if failing:
+            kinds = ["text"] * max(1, kinds.count("text"))
+    ids = iter(draw(st.lists(_IDS, min_size=len(kinds), max_size=len(kinds), unique=True)))
+    body: Records = [
+        text(draw(_TEXT))
+        if kind == "text"
+        else {
+            "type": "tool_call",
+            "id": next(ids),
+            "name": draw(_IDS),
+            "arguments": draw(arguments),
+        }
+        for kind in kinds
+    ]
+    if failing:
+        failure = {"type": "transport_error", "message": draw(_TEXT), "code": draw(_IDS)}
+        return [start(response_id), *body, failure]
+    stop = "tool_call" if "tool" in kinds else "stop"
+    return [start(response_id), *body, end(response_id, stop, (draw(_COUNTS), draw(_COUNTS)))]
+
+
+class Feed:
+    """A running server whose every response streams the records set last."""
+
+    def __init__(self, responses: int = 3000) -> None:
+        self.next: Records | None = None
+        sources = [{"records": self._source()} for _ in range(responses)]
+        self.server = serve(FixtureProviderAdapter(fixture_of(*sources)))
+
+    async def _source(self) -> AsyncIterator[object]:
+        records, self.next = self.next, None
+        for record in records or []:
+            yield record
+
+    def __call__(self, records: Records) -> Clients:
+        """The clients, whose next request takes ``records``."""
+        self.next = records
+        return self.clients
+
+    @property
+    def clients(self) -> Clients:
+        return self._clients
+
+    def __enter__(self) -> Feed:
+        self.server.__enter__()
+        self._clients = Clients(self.server)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._clients.__exit__()
+        self.server.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="module")
+def feed() -> Iterator[Feed]:
+    with Feed() as fed:
+        yield fed
+
+
+@settings(max_examples=EXAMPLES)
+@given(records=responses())
+def test_generated_responses_reach_every_client_mode(feed: Feed, records: Records) -> None:
+    for name, (call, stops) in MODES.items():
+        assert call(feed(records)) == expected(records, stops), name
+
+
+@settings(max_examples=EXAMPLES)
+@given(records=responses(failing=True))
+def test_a_transport_error_raises_each_sdks_own_error_with_the_code(
+    feed: Feed, records: Records
+) -> None:
+    failure = cast("dict[str, str]", records[-1])
+    code, message = failure["code"], failure["message"]
+    # After a chunk: the format's in-stream error.
+    with pytest.raises(openai.APIError) as raised:
+        chat_stream_create(feed(records))
+    assert (raised.value.code, raised.value.message) == (code, message)
+    assert not isinstance(raised.value, openai.APIStatusError)  # it came in the stream
+    with pytest.raises(anthropic.APIStatusError) as in_stream:
+        messages_stream_final(feed(records))
+    assert (in_stream.value.type, in_stream.value.api_message) == (code, message)
+    # The Responses stream helper hands the error event on rather than raising it.
+    with feed(records).openai.responses.stream(model=MODEL, input=QUESTION) as stream:
+        errors = [(event.code, event.message) for event in stream if event.type == "error"]
+        with pytest.raises(RuntimeError, match=r"response\.completed"):
+            stream.get_final_response()
+    assert errors == [(code, message)]
+    # Not streamed: HTTP 500 with the error body, each SDK's InternalServerError.
+    with pytest.raises(openai.InternalServerError) as status:
+        chat_create(feed(records))
+    assert (status.value.code, status.value.message) == (code, f"Error code: 500 - {message}")
+    with pytest.raises(openai.InternalServerError) as status:
+        responses_create(feed(records))
+    assert status.value.code == code
+    with pytest.raises(anthropic.InternalServerError) as status_anthropic:
+        messages_create(feed(records))
+    assert (status_anthropic.value.type, status_anthropic.value.api_message) == (code, message)
+
+
+@settings(max_examples=EXAMPLES)
+@given(
+    records=st.one_of(
+        responses(any_arguments, text_first=True),
+        responses(any_arguments, failing=True, text_first=True),
+    )
+)
+def test_importing_what_the_server_streams_gives_back_the_records(
+    feed: Feed, records: Records
+) -> None:
+    for format in PATHS:
+        recording = import_recording(feed(records).streamed(format), format=format)
+        assert not recording.truncated
+        assert thaw(recording.response)["records"] == records, format
+
+
+# -- failures, retries, exhaustion ----------------------------------------------------------
+
+
+def test_a_transport_error_before_any_chunk_is_retried_into_the_next_response() -> None:
+    failure = {"type": "transport_error", "message": "try again", "code": "overloaded"}
+    failing = {"records": [start("r-0"), failure]}
+    calls = [chat_create, messages_create, responses_create]
+    with (
+        serve(fixture_of(*[failing, bundled()[0]] * len(calls))) as server,
+        Clients(server, retries=1) as clients,
+    ):
+        for call in calls:
+            seen = call(clients)  # the SDK's own retry, after its backoff, takes the next
+            assert seen.tool_calls == [("call-add-001", "add", {"left": 20, "right": 22})]
+        assert len(server.requests) == 2 * len(calls)
+        assert server.adapter.pending == 0
+
+
+def test_exhaustion_fails_fast_without_retries() -> None:
+    # The one timed assertion of this suite, on purpose: with default SDK settings a
+    # retried 500 waits out the SDK's backoff (half a second or more, twice); a bound
+    # well under that shows that x-should-retry: false was obeyed.
+    with serve(fixture_of()) as server, Clients(server, retries=None) as clients:
+        for requests, (name, (call, _)) in enumerate(MODES.items(), 1):
+            began = time.monotonic()
+            with pytest.raises(
+                (openai.InternalServerError, anthropic.InternalServerError)
+            ) as raised:
+                call(clients)
+            elapsed = time.monotonic() - began
+            assert len(server.requests) == requests, name  # one request each: no retry
+            error = raised.value
+            code = error.code if isinstance(error, openai.APIError) else error.type  # type: ignore[attr-defined]
+            assert code == "PROVIDER_EXHAUSTED", name
+            assert elapsed < 1.0, name
+
+
+# -- clients that leave, and leaving --------------------------------------------------------
+
+
+class Hanging:
+    """An async source that streams some records, then waits until it is closed."""
+
+    def __init__(self, *records: object) -> None:
+        self.records = records
+        self.waiting = threading.Event()
+        self.closed = threading.Event()
+
+    async def __aiter__(self) -> AsyncIterator[object]:
+        try:
+            for record in self.records:
+                yield record
+            self.waiting.set()
+            await asyncio.Event().wait()  # only closing ends this
+        finally:
+            self.closed.set()
+
+
+def server_tasks(server: FixtureServer) -> set[str]:
+    """The tasks on the server's event loop, besides the one that runs uvicorn."""
+
+    async def probe() -> set[str]:
+        here = asyncio.current_task()
+        return {t.get_coro().__qualname__ for t in asyncio.all_tasks() if t is not here}  # type: ignore[union-attr]
+
+    loop = server._loop
+    assert loop is not None
+    return asyncio.run_coroutine_threadsafe(probe(), loop).result(10) - {"FixtureServer._serve"}
+
+
+def until(condition: Callable[[], bool]) -> bool:
+    """Whether ``condition`` comes true within a generous bound (a wait, not a timing)."""
+    deadline = time.monotonic() + 10
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def warnings_logged(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_a_client_that_stops_reading_aborts_the_stream(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, "course.vendors.serve")
+    source = Hanging(start("r-1"), text("first"), text("second"))
+    with serve(fixture_of({"records": source}, *bundled())) as server, Clients(server) as clients:
+        stream = clients.openai.chat.completions.create(model=MODEL, messages=CHAT, stream=True)
+        first = next(iter(stream))
+        assert source.waiting.wait(10)
+        stream.close()  # stop reading mid-stream
+        assert source.closed.wait(10)
+        assert until(lambda: server_tasks(server) == set())
+        assert chat_create(clients).tool_calls[0][0] == "call-add-001"  # still serving
+    assert first.id == "r-1"
+    lines = [r.getMessage() for r in caplog.records if r.name == "course.vendors.serve"]
+    assert lines[0].endswith("response 0: the client went away after 2 chunks (stream aborted)")
+    assert warnings_logged(caplog) == []
+
+
+def test_an_async_client_that_stops_reading_aborts_the_stream(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    tool_call = {"type": "tool_call", "id": "c-1", "name": "n", "arguments": {}}
+    source = Hanging(start("r-1"), tool_call)
+
+    async def read_one(server: FixtureServer) -> str:
+        async with (
+            anthropic.AsyncAnthropic(base_url=server.url, api_key="test") as client,
+            client.messages.stream(model=MODEL, max_tokens=64, messages=ASK) as stream,
+        ):
+            async for event in stream:
+                if event.type == "content_block_start":
+                    return event.content_block.type
+        return "nothing"
+
+    with serve(fixture_of({"records": source})) as server:
+        assert asyncio.run(read_one(server)) == "tool_use"
+        assert source.closed.wait(10)
+        assert until(lambda: server_tasks(server) == set())
+    assert warnings_logged(caplog) == []
+
+
+def test_leaving_while_a_client_reads_aborts_and_stops(caplog: pytest.LogCaptureFixture) -> None:
+    source = Hanging(start("r-1"), text("first"))
+    got: list[object] = []
+
+    def read(clients: Clients) -> None:
+        try:
+            stream = clients.openai.chat.completions.create(model=MODEL, messages=CHAT, stream=True)
+            got.extend(chunk.choices[0].delta.content for chunk in stream if chunk.choices)
+        except openai.APIError as error:
+            got.append(error)
+
+    server = serve(fixture_of({"records": source}))
+    with server, Clients(server) as clients:
+        reader = threading.Thread(target=read, args=(clients,))
+        reader.start()
+        assert source.waiting.wait(10)
+        server.__exit__(None, None, None)  # leave while the client reads
+        # Leaving returned, so the server stopped within STOP_TIMEOUT (it waits no longer).
+        assert not server.running
+        reader.join(10)
+    assert source.closed.is_set()
+    assert got[:2] == ["", "first"]
+    error = got[-1]
+    assert isinstance(error, openai.APIError)
+    assert error.code == "PROVIDER_ABORTED"
+    assert "stopping" in error.message
+    assert warnings_logged(caplog) == []

@@ -25,19 +25,25 @@ def main() -> None:
     # Asyncio debug mode and warnings as errors: a never-awaited coroutine or a
     # destroyed pending task fails the suite.
     env = {**os.environ, "PYTHONASYNCIODEBUG": "1", "PYTHONDEVMODE": "1"}
+    # Coverage runs the whole of pytest (not pytest-cov, which starts after the
+    # package's own pytest11 plugin has imported `course`), and every subprocess.
+    run(python, "-m", "coverage", "erase")
     run(
         python,
         "-W",
         "error",
         "-m",
+        "coverage",
+        "run",
+        "-m",
         "pytest",
-        "--cov=course",
-        "--cov-branch",
-        "--cov-report=term-missing:skip-covered",
-        "--cov-fail-under=95",
+        "-n",
+        "2",
         *sys.argv[1:],
         env=env,
     )
+    run(python, "-m", "coverage", "combine", "--quiet")
+    run(python, "-m", "coverage", "report", "--fail-under=95")
 
 
 if __name__ == "__main__":

@@ -446,7 +446,7 @@ class Renderer(StreamRenderer):
         if type(chunk) is CourseTextDeltaChunk:
             return self._text_delta(chunk.text)
         assert type(chunk) is CourseToolCallChunk
-        return self._close_message() + self._function_call(chunk.id, chunk.name, chunk.arguments)
+        return self._function_call(chunk.id, chunk.name, chunk.arguments)
 
     def complete(self, response: CourseModelResponse) -> str:
         closing = self._close_message()
@@ -491,6 +491,7 @@ class Renderer(StreamRenderer):
         return events
 
     def _function_call(self, call_id: str, name: str, arguments: Mapping[str, JsonValue]) -> str:
+        closing = self._close_message()  # a tool call ends a run of text
         text = _dumps(thaw(arguments))
         item_id = self._item_id("fc")
         index = len(self._output)
@@ -499,7 +500,8 @@ class Renderer(StreamRenderer):
         done = _function_item(item_id, "completed", call_id, name, text)
         self._output.append(done)
         return (
-            self._event("response.output_item.added", {"output_index": index, "item": added})
+            closing
+            + self._event("response.output_item.added", {"output_index": index, "item": added})
             + self._event("response.function_call_arguments.delta", {**keys, "delta": text})
             + self._event(
                 "response.function_call_arguments.done", {**keys, "arguments": text, "name": name}
@@ -562,32 +564,17 @@ class Renderer(StreamRenderer):
     # -- whole bodies ----------------------------------------------------------------------
 
     def whole(self, response: CourseModelResponse) -> JsonObject:
+        """The response object a stream of the same blocks completes with: a message
+        item per run of text, a function call item per tool call."""
         self._response_id = response.response_id
-        texts: list[str] = []
         for block in response.message.content:
             if type(block) is CourseTextBlock:
-                texts.append(block.text)
-                continue
-            assert type(block) is CourseToolCallBlock
-            self._flush_text(texts)
-            self._output.append(
-                _function_item(
-                    self._item_id("fc"),
-                    "completed",
-                    block.id,
-                    block.name,
-                    _dumps(thaw(block.arguments)),
-                )
-            )
-        self._flush_text(texts)
+                self._text_delta(block.text)
+            else:
+                assert type(block) is CourseToolCallBlock
+                self._function_call(block.id, block.name, block.arguments)
+        self._close_message()  # the events are not sent: only the items are kept
         return self._response("completed", self._output, _usage(response))
-
-    def _flush_text(self, texts: list[str]) -> None:
-        """One message item for a run of text blocks (the whole body's shape)."""
-        if texts:
-            item_id = self._item_id("msg")
-            self._output.append(_message_item(item_id, "completed", [_text_part("".join(texts))]))
-            texts.clear()
 
     @staticmethod
     def error_body(error: FixtureProviderError) -> JsonObject:

@@ -25,6 +25,9 @@ from ._untrusted import MISSING, has_type_attribute, type_attribute, type_name
 
 __all__ = ["END", "PASS_THROUGH", "SourceFeed", "is_async_source"]
 
+# Cleanups scheduled by ``release_soon``: the loop keeps only weak references to tasks.
+_cleanups: set[asyncio.Task[None]] = set()
+
 END: Final = object()
 """What ``SourceFeed.start_step`` and ``exhausted`` return once the source is done."""
 
@@ -66,12 +69,14 @@ def _text(exc: BaseException) -> str:
 class SourceFeed:
     """Pulls records from one async source, one step at a time, as the stream asks."""
 
-    __slots__ = ("_cleanup", "_done", "_index", "_iterator", "_response_index", "_source")
+    __slots__ = ("_cleanup", "_done", "_index", "_iterator", "_loop", "_response_index", "_source")
 
     def __init__(self, source: object, response_index: int) -> None:
         self._source = source
         self._response_index = response_index
         self._iterator: AsyncIterator[object] | None = None
+        # The event loop that claimed the source, where its cleanup belongs.
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._index = 0
         # Set once the source is exhausted or its cleanup began: it needs none (again).
         self._done = False
@@ -117,6 +122,7 @@ class SourceFeed:
                 self._done = True
                 raise self.failed("in __aiter__", exc) from exc
             self._iterator = iterator
+            self._loop = asyncio.get_running_loop()
         try:
             # The type's slot, as ``async for`` uses it: no metaclass is asked.
             step = anext(self._iterator)
@@ -168,6 +174,16 @@ class SourceFeed:
             await self._aclose(self._iterator)
         finally:
             self._cleanup.set_result(None)
+
+    def release_soon(self) -> None:
+        """Schedule ``release()`` on the source's event loop; for a caller that may not
+        await (a coroutine being closed). Skipped once that loop is closed."""
+        loop = self._loop
+        if self._done or self._cleanup is not None or loop is None or loop.is_closed():
+            return
+        cleanup = loop.create_task(self.release())
+        _cleanups.add(cleanup)
+        cleanup.add_done_callback(_cleanups.discard)
 
     @staticmethod
     async def _aclose(iterator: object) -> None:

@@ -1,37 +1,95 @@
 """``CourseModelStream``: one response's chunks, then its one terminal outcome.
 
-The stream is a small settle-once state machine. Until it settles, each step feeds
-records to the parser until one gives a chunk (array records), or pulls one record
-(an async source, one step of it at a time). It
-settles exactly once, with the response or with an error, and then only repeats
-that outcome: it never resumes the source.
+How a stream moves. Every step (``_advance``) does one thing, checked in this order:
 
-Chunks go straight to the consumer as their records are read. ``result()`` may drive
-the response ahead of the consumer; the chunks it passes are kept, in order, until
-the consumer takes them, so nothing proven is ever lost.
+1. the signal is aborted: settle as ``PROVIDER_ABORTED``;
+2. 1,000 records passed since the event loop last had a turn: give it one;
+3. array records: feed the parser until a chunk comes, the records end, or the next
+   turn is due;
+4. an async source: pull one record. One task at a time does this (the *driver*), in
+   its own frame, exactly as ``async for`` over the source would; other tasks wait
+   for it and look again.
 
-A source step runs in the task that asked for it (the *driver*). An abort, or
-``aclose()``, while that step is pending settles the stream at once, so every other
-waiter sees ``PROVIDER_ABORTED`` immediately, and interrupts the step the way
-``asyncio.timeout()`` does: it cancels the driver from the event loop, and turns the
-``CancelledError`` it caused back into the abort when it arrives.
+Chunks go straight to the consumer. ``result()`` may drive the response ahead of the
+consumer; the chunks it passes are kept, in order, until the consumer takes them.
+
+How a stream ends. ``_settle`` is the one place an outcome is set, and it is set once:
+the response, or an error. Settling wakes every task waiting for the driver, and if a
+source step is pending it interrupts it the way ``asyncio.timeout()`` does: it cancels
+the driver from the event loop, and the driver takes that cancellation back when it
+arrives. Whichever task stops processing early (an error, an abort, ``aclose()``, its
+own cancellation) then asks the source to clean up; a coroutine being closed may not
+await, so it schedules that cleanup on the event loop instead.
+
+Where a cancellation lands decides what it does: inside a stream step (a turn, or a
+source's pending step) it stops processing and settles the stream as
+``PROVIDER_ABORTED``; in the consumer's own code between steps it leaves the stream
+alone, and ``result()`` can still complete it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections import deque
 from types import TracebackType
+from typing import Final
 
 from ._abort import AbortSignal, describe_reason
 from ._errors import FixtureProviderError, FixtureProviderErrorCode
 from ._model import CourseModelChunk, CourseModelResponse
 from ._parser import ResponseParser
-from ._source import END, PASS_THROUGH, SourceFeed
+from ._source import END, SourceFeed
 
-__all__ = ["CourseModelStream"]
+__all__ = ["TURN_EVERY", "CourseModelStream"]
 
 Code = FixtureProviderErrorCode
+
+TURN_EVERY: Final = 1_000
+"""A stream gives the event loop a turn at least once every this many records."""
+
+# What a consumer's task may be interrupted by inside a source step. The stream judges
+# each (``_source_step``); anything else the step raises is the source failing.
+_INTERRUPTIONS: Final = (asyncio.CancelledError, GeneratorExit, KeyboardInterrupt, SystemExit)
+
+_get_running_loop = asyncio._get_running_loop
+
+
+def _trio_is_running() -> bool:
+    # Never imports trio: if trio runs us, the user imported it already.
+    trio = sys.modules.get("trio")
+    return trio is not None and bool(trio.lowlevel.in_trio_run())
+
+
+async def _checkpoint() -> None:
+    """Give the running event loop a turn: asyncio's, or trio's when trio runs us."""
+    if _get_running_loop() is not None:
+        await asyncio.sleep(0)
+    elif _trio_is_running():
+        await sys.modules["trio"].lowlevel.checkpoint()
+
+
+def _asyncio_task() -> asyncio.Task[object]:
+    """The asyncio task running us; ``TypeError`` under another event loop (trio)."""
+    task = asyncio.current_task() if _get_running_loop() is not None else None
+    if task is None:
+        raise TypeError(
+            "An async record source needs asyncio: its steps run in an asyncio task so "
+            "that an abort or aclose() can interrupt them. Under trio (or outside any "
+            "task) stream array records instead."
+        )
+    return task
+
+
+def _thrown_in(exc: GeneratorExit) -> bool:
+    """Whether ``exc`` was thrown into the consumer rather than raised by the source.
+
+    Closing a coroutine first closes the awaitable it waits on, then raises a fresh
+    ``GeneratorExit`` at its ``await``: no frame below ours is in the traceback. One
+    the source's own code raised passed through the source's frames.
+    """
+    traceback = exc.__traceback__
+    return traceback is None or traceback.tb_next is None
 
 
 class CourseModelStream:
@@ -56,6 +114,7 @@ class CourseModelStream:
         "_response_index",
         "_signal",
         "_source",
+        "_until_turn",
         "_waiters",
     )
 
@@ -79,11 +138,11 @@ class CourseModelStream:
         self._outcome: CourseModelResponse | FixtureProviderError | None = outcome
         self._pending: deque[CourseModelChunk] = deque()
         self._consumer = False
-        # The task awaiting a source step, if any; other callers wait in ``_waiters``.
+        self._until_turn = TURN_EVERY
         self._driver: asyncio.Task[object] | None = None
-        self._waiters: list[asyncio.Future[None]] = []
-        # Set once the driver was cancelled to interrupt its step.
+        # Set once the pending step's driver was cancelled to interrupt it.
         self._interrupting = False
+        self._waiters: list[asyncio.Future[None]] = []
 
     def __repr__(self) -> str:
         if self._outcome is None:
@@ -102,6 +161,13 @@ class CourseModelStream:
         """
         return self._parser.response_id
 
+    @property
+    def _settled(self) -> bool:
+        # Internal API for ``course.pytest_plugin``: whether the stream has its outcome
+        # (complete, failed, aborted or closed), so the plugin can name the streams a
+        # test took but neither read to their end nor closed.
+        return self._outcome is not None
+
     # -- consuming ----------------------------------------------------------------------
 
     def __aiter__(self) -> CourseModelStream:
@@ -116,19 +182,18 @@ class CourseModelStream:
 
     async def __anext__(self) -> CourseModelChunk:
         if (
-            self._source is None
-            and self._outcome is None
+            self._outcome is None
+            and self._source is None
+            and self._until_turn > 0
             and not self._pending
-            and (self._signal is None or not self._signal.aborted)
+            and (self._signal is None or not self._signal._aborted)
         ):
-            # The common case, array records with nothing queued or aborted: one
-            # call less per chunk than the general loop below.
-            chunk = self._pull_records()
+            # The common case, array records with nothing queued, aborted or due: one
+            # call less per chunk than the loop below.
+            chunk = self._array_step()
             if chunk is not None:
                 return chunk
         while True:
-            if self._outcome is None and self._signal is not None and self._signal.aborted:
-                await self._stop(self._aborted_error())
             if self._pending:
                 return self._pending.popleft()
             outcome = self._outcome
@@ -138,22 +203,21 @@ class CourseModelStream:
                     # growing it.
                     raise outcome.with_traceback(None)
                 raise StopAsyncIteration
-            chunk = await self._pull() if self._source is not None else self._pull_records()
+            chunk = await self._advance()
             if chunk is not None:
                 return chunk
 
     async def result(self) -> CourseModelResponse:
         """Drive the response to its end and return it, or raise its error.
 
-        Chunks passed on the way stay queued for the consumer.
+        Chunks passed on the way stay queued for the consumer. Always gives the event
+        loop a turn before it returns.
         """
         while self._outcome is None:
-            if self._signal is not None and self._signal.aborted:
-                await self._stop(self._aborted_error())
-                break
-            chunk = await self._pull() if self._source is not None else self._pull_records()
+            chunk = await self._advance()
             if chunk is not None:
                 self._pending.append(chunk)
+        await _checkpoint()
         outcome = self._outcome
         if type(outcome) is FixtureProviderError:
             raise outcome.with_traceback(None)
@@ -166,17 +230,12 @@ class CourseModelStream:
         if unfinished, is asked to clean up before this returns. Idempotent.
         """
         if self._outcome is None:
-            self._interrupt(
-                FixtureProviderError(
-                    Code.PROVIDER_ABORTED,
-                    "The stream was closed before its terminal",
-                    response_index=self._response_index,
-                )
-            )
+            self._settle(self._aborted("The stream was closed before its terminal"))
         while self._driver is not None:
             # A step is in flight in another task: it is interrupted, then cleans up.
             await self._wait_for_driver()
-        await self._release()
+        if self._source is not None:
+            await self._source.release()
 
     async def __aenter__(self) -> CourseModelStream:
         return self
@@ -189,99 +248,170 @@ class CourseModelStream:
     ) -> None:
         await self.aclose()
 
-    # -- driving ------------------------------------------------------------------------
+    # -- stepping -----------------------------------------------------------------------
 
-    def _pull_records(self) -> CourseModelChunk | None:
-        """Array records: advance until a chunk comes (returned) or the stream settles."""
+    async def _advance(self) -> CourseModelChunk | None:
+        """One step toward the terminal: a chunk, or ``None`` to look at the stream again."""
+        signal = self._signal
+        if signal is not None and signal._aborted:
+            self._settle(self._aborted_by_signal(signal))
+            if self._source is not None and self._driver is None:
+                await self._source.release()
+            return None
+        if self._source is not None:
+            return await self._source_step(self._source)
+        if self._until_turn <= 0:
+            await self._turn()
+            return None
+        return self._array_step()
+
+    async def _turn(self) -> None:
+        self._until_turn = TURN_EVERY
+        try:
+            await _checkpoint()
+        except BaseException as exc:
+            # Interrupted inside the stream's own turn: processing stops here.
+            await self._stop_for(exc)
+            raise
+
+    def _array_step(self) -> CourseModelChunk | None:
+        """Feed array records until a chunk comes (returned), they end, or a turn is due."""
         records = self._records
         parser = self._parser
-        position = self._position
+        start = position = self._position
+        stop = min(len(records), start + self._until_turn)
         try:
-            while position < len(records):
+            while position < stop:
                 chunk = parser.feed(records[position], position)
                 position += 1
                 if chunk is not None:
                     return chunk
-            self._settle(parser.finish())
+            if position == len(records):
+                self._settle(parser.finish())
         except FixtureProviderError as error:
             self._settle(error)
         finally:
             self._position = position
+            self._until_turn -= position - start
         return None
 
-    async def _pull(self) -> CourseModelChunk | None:
-        """Source records: one step; a chunk, or ``None`` to look at the stream again."""
+    async def _source_step(self, source: SourceFeed) -> CourseModelChunk | None:
+        """Pull one record from the source, or wait for the task that is pulling one."""
+        task = _asyncio_task()
         if self._driver is not None:
             await self._wait_for_driver()
             return None
-        source: SourceFeed = self._source  # type: ignore[assignment]
-        task: asyncio.Task[object] = asyncio.current_task()  # type: ignore[assignment]
+        if self._until_turn <= 0:
+            await self._turn()
+            return None
+        signal = self._signal
         cancelling = task.cancelling()
         self._driver = task
         self._interrupting = False
-        if self._signal is not None:
-            self._signal._subscribe(self._on_abort)
-        failure: BaseException | None = None
+        if signal is not None:
+            signal._subscribe(self._on_abort)
+        interruption: BaseException | None = None
+        record: object
         try:
-            # One step of the source, awaited in this frame: a coroutine less per record.
+            # The step is awaited in this frame: a coroutine less per record.
             record = source.start_step()
             if record is not END:
                 try:
                     record = await record  # type: ignore[misc]
                 except StopAsyncIteration:
                     record = source.exhausted()
-                except PASS_THROUGH:
+                except GeneratorExit as exc:
+                    if _thrown_in(exc):
+                        raise
+                    raise source.failed("while producing a record", exc) from exc
+                except _INTERRUPTIONS:
                     raise
                 except BaseException as exc:
                     raise source.failed("while producing a record", exc) from exc
                 else:
                     record = source.accept(record)
-        except BaseException as exc:  # judged below, once our own request is undone
+        except FixtureProviderError as error:  # the source failed, or gave a bad record
+            record = error
+        except BaseException as exc:  # judged below, once the step is over
+            interruption = exc
             record = None
-            failure = exc
+        # The step is over, however it ended.
+        self._driver = None
+        if signal is not None:
+            signal._unsubscribe(self._on_abort)
         if self._interrupting:
-            # Undo the cancellation we requested, however the step ended, so the
-            # consumer's task is left exactly as it was (its TaskGroups and timeouts).
+            # Take back the cancellation we requested, so the consumer's task is left
+            # exactly as it was (its TaskGroups and timeouts).
             task.uncancel()
-        if failure is not None:
-            if type(failure) is FixtureProviderError:
-                self._settle(failure)
-            elif isinstance(failure, asyncio.CancelledError):
-                if task.cancelling() > cancelling:  # someone cancelled the consumer
-                    self._settle(self._cancelled_error())
-                    await self._end_drive_and_release()
-                    raise failure
-                if not self._interrupting:  # the source raised it on its own
-                    self._settle(source.failed("while producing a record", failure))
-            else:  # KeyboardInterrupt, SystemExit: no more of the source's code now
-                self._settle(self._cancelled_error())
-                self._end_drive()
-                raise failure
-        if self._outcome is not None:
-            await self._end_drive_and_release()
-            return None
-        self._end_drive()
-        try:
-            if record is END:
+        if self._waiters:
+            self._wake_waiters()
+        self._until_turn -= 1
+
+        if interruption is not None:
+            if not isinstance(interruption, asyncio.CancelledError):
+                # The consumer's coroutine was closed, or the process is exiting.
+                await self._stop_for(interruption)
+                raise interruption
+            if task.cancelling() > cancelling:  # someone cancelled the consumer's task
+                await self._stop_for(interruption)
+                raise interruption
+            if not self._interrupting:  # not ours: the source raised it on its own
+                self._settle(source.failed("while producing a record", interruption))
+        elif self._outcome is None:
+            try:
+                if type(record) is FixtureProviderError:
+                    raise record
+                if record is not END:
+                    return self._parser.feed(record, source.records_read - 1)
                 self._settle(self._parser.finish())
                 return None
-            return self._parser.feed(record, source.records_read - 1)
-        except FixtureProviderError as error:
-            await self._stop(error)
+            except FixtureProviderError as error:
+                self._settle(error)
+        # Settled: by this step's error, or while the step was pending.
+        await source.release()
         return None
 
-    def _on_abort(self) -> None:
-        if self._outcome is None:
-            self._interrupt(self._aborted_error())
+    async def _stop_for(self, interruption: BaseException) -> None:
+        """The consumer was interrupted inside a step: settle, and let the source go.
 
-    def _interrupt(self, error: FixtureProviderError) -> None:
-        """Settle at once; if a source step is pending, interrupt it."""
-        self._settle(error)
-        self._wake_waiters()
-        if self._driver is not None:
-            # From the loop, never from inside a running task: the cancellation then
-            # always lands in the pending step (see asyncio.timeout).
-            self._driver.get_loop().call_soon(self._cancel_driver)
+        A closing coroutine (``GeneratorExit``) may not await: the source's cleanup
+        is scheduled on its event loop instead. On ``KeyboardInterrupt`` and
+        ``SystemExit`` none of the source's code runs any more.
+        """
+        if isinstance(interruption, GeneratorExit):
+            who = "The coroutine consuming the stream was closed"
+        elif isinstance(interruption, KeyboardInterrupt | SystemExit):
+            who = f"The process is exiting ({type(interruption).__name__})"
+        else:
+            who = "The task consuming the stream was cancelled"
+        self._settle(self._aborted(f"{who} before the stream's terminal"))
+        source = self._source
+        if source is None or self._driver is not None:
+            return
+        if isinstance(interruption, GeneratorExit):
+            source.release_soon()
+        elif not isinstance(interruption, KeyboardInterrupt | SystemExit):
+            await source.release()
+
+    # -- settling -----------------------------------------------------------------------
+
+    def _settle(self, outcome: CourseModelResponse | FixtureProviderError) -> None:
+        """Set the outcome, once; wake the waiters and interrupt a pending source step."""
+        if self._outcome is not None:
+            return
+        self._outcome = outcome
+        driver = self._driver
+        if driver is not None:
+            self._wake_waiters()
+            loop = driver.get_loop()
+            if not loop.is_closed():
+                # From the loop, never from inside a running task: the cancellation
+                # then always lands in the pending step (see asyncio.timeout).
+                loop.call_soon(self._cancel_driver)
+
+    def _on_abort(self) -> None:
+        # Subscribed while a source step is pending.
+        self._settle(self._aborted_by_signal(self._signal))  # type: ignore[arg-type]
 
     def _cancel_driver(self) -> None:
         if self._driver is not None and not self._interrupting:
@@ -294,47 +424,17 @@ class CourseModelStream:
         await waiter
 
     def _wake_waiters(self) -> None:
-        if not self._waiters:
-            return
         waiters, self._waiters = self._waiters, []
         for waiter in waiters:
-            if not waiter.done():
+            # A waiter whose loop was closed is gone: resolving it would raise.
+            if not waiter.done() and not waiter.get_loop().is_closed():
                 waiter.set_result(None)
 
-    def _end_drive(self) -> None:
-        if self._signal is not None:
-            self._signal._unsubscribe(self._on_abort)
-        self._driver = None
-        self._wake_waiters()
+    def _aborted_by_signal(self, signal: AbortSignal) -> FixtureProviderError:
+        why = describe_reason(signal)
+        return self._aborted(f"The signal was aborted before the stream's terminal{why}")
 
-    async def _end_drive_and_release(self) -> None:
-        self._end_drive()
-        await self._release()
-
-    def _aborted_error(self) -> FixtureProviderError:
-        why = "" if self._signal is None else describe_reason(self._signal)
+    def _aborted(self, message: str) -> FixtureProviderError:
         return FixtureProviderError(
-            Code.PROVIDER_ABORTED,
-            f"The signal was aborted before the stream's terminal{why}",
-            response_index=self._response_index,
+            Code.PROVIDER_ABORTED, message, response_index=self._response_index
         )
-
-    def _cancelled_error(self) -> FixtureProviderError:
-        return FixtureProviderError(
-            Code.PROVIDER_ABORTED,
-            "The task consuming the stream was cancelled before the stream's terminal",
-            response_index=self._response_index,
-        )
-
-    def _settle(self, outcome: CourseModelResponse | FixtureProviderError) -> None:
-        if self._outcome is None:
-            self._outcome = outcome
-
-    async def _stop(self, error: FixtureProviderError) -> None:
-        self._settle(error)
-        await self._release()
-
-    async def _release(self) -> None:
-        # A step in flight belongs to its driver, which releases the source after it.
-        if self._source is not None and self._driver is None:
-            await self._source.release()

@@ -289,6 +289,11 @@ class StreamImporter:
         self.terminal_read = True
         self._transport_error(refusal_text, "refusal")
 
+    def failed(self, message: str, code: str | None) -> None:
+        """A terminal that reports a failure in the provider's own words."""
+        self.terminal_read = True
+        self._transport_error(message, code)
+
     def provider_error(self, message: str, code: str | None) -> None:
         """A provider error event: the import ends here."""
         self.provider_error_read = True

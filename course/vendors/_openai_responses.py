@@ -201,11 +201,7 @@ class Importer(StreamImporter):
         message = self.string(error, "message", ("response", "error"))
         code = error.get("code")
         self._check_terminal_place("response.failed", response_id)
-        # The base class builds this record only as a provider error event, which ends
-        # the reading; a failed response is a terminal, after which only [DONE] may come.
-        self.provider_error(message, code if type(code) is str else None)
-        self.provider_error_read = False
-        self.terminal_read = True
+        self.failed(message, code if type(code) is str else None)
 
     def _on_error(self, data: JsonObject) -> None:
         message = self.string(data, "message", _ROOT)

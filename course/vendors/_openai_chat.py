@@ -25,7 +25,7 @@ import time
 from typing import Final, NamedTuple, NoReturn
 
 from .._errors import FixtureProviderError
-from .._json import PlainJson, preview, thaw
+from .._json import PlainJson, thaw
 from .._model import CourseModelChunk, CourseModelResponse, CourseTextBlock, CourseTextDeltaChunk
 from ._recording import (
     Event,
@@ -131,7 +131,7 @@ class Importer(StreamImporter):
             if type(kind) is str:
                 raise Refusal(
                     _Code.RECORDING_UNKNOWN_EVENT,
-                    f"Expected a chunk (`object` {_CHUNK!r}), got `object` {preview(kind, 60)}",
+                    f"Expected a chunk (`object` {_CHUNK!r}), got `object` {_shown(kind)}",
                     ("object",),
                 )
             _refuse(data, "object", str, ())
@@ -162,15 +162,14 @@ class Importer(StreamImporter):
         if self.terminal_read:
             raise self.out_of_order("A chunk after [DONE]")
         if choice is not None and self._finish is not None:
-            self._after_finish(choice)
+            self._after_finish(choice, self._finish)
         # (5) against earlier events
         if not self.started:
             self._id = chunk_id
             self.start(chunk_id)
         elif chunk_id != self._id:
             raise self.malformed(
-                f"The chunk's id {preview(chunk_id, 60)} differs from the stream's "
-                f"{preview(self._id, 60)}",
+                f"The chunk's id {_shown(chunk_id)} differs from the stream's {_shown(self._id)}",
                 ("id",),
             )
         if counts is not None:
@@ -268,17 +267,16 @@ class Importer(StreamImporter):
 
     # -- class 4: after the finish reason ----------------------------------------------------
 
-    def _after_finish(self, choice: _Choice) -> None:
+    def _after_finish(self, choice: _Choice, finish: str) -> None:
         if choice.content:
             raise self.out_of_order("Content after the finish reason")
         if choice.refusal:
             raise self.out_of_order("Refusal text after the finish reason")
         if choice.fragments:
             raise self.out_of_order("A tool-call fragment after the finish reason")
-        if choice.finish is not None and choice.finish != self._finish:
+        if choice.finish is not None and choice.finish != finish:
             raise self.out_of_order(
-                f"A second finish reason {preview(choice.finish, 60)} after "
-                f"{preview(self._finish, 60)}"
+                f"A second finish reason {_shown(choice.finish)} after {_shown(finish)}"
             )
 
     # -- class 5: against the state ----------------------------------------------------------
@@ -324,14 +322,14 @@ class Importer(StreamImporter):
         else:
             if fragment.id is not None and fragment.id != call.id:
                 raise self.malformed(
-                    f"Tool call {fragment.call_index} changes its id from {preview(call.id, 60)} "
-                    f"to {preview(fragment.id, 60)}",
+                    f"Tool call {fragment.call_index} changes its id from {_shown(call.id)} "
+                    f"to {_shown(fragment.id)}",
                     (*fragment.path, "id"),
                 )
             if fragment.name is not None and fragment.name != call.name:
                 raise self.malformed(
                     f"Tool call {fragment.call_index} changes its name from "
-                    f"{preview(call.name, 60)} to {preview(fragment.name, 60)}",
+                    f"{_shown(call.name)} to {_shown(fragment.name)}",
                     (*fragment.path, "function", "name"),
                 )
         if fragment.arguments:
@@ -395,7 +393,8 @@ def _check_name(data: JsonObject, name: str) -> None:
     kind = data.get("type")
     if kind is not None and kind != name:
         raise StreamImporter.malformed(
-            f"The event is named {preview(name, 60)} but its `type` is {preview(kind, 60)}",  # type: ignore[arg-type]
+            f"The event is named {_shown(name)} but its `type` is "
+            f"{_shown(kind) if type(kind) is str else _json_kind(kind)}",
             ("type",),
         )
 
@@ -417,6 +416,11 @@ def _not_an_object(value: PlainJson, path: Path) -> Refusal:
     return StreamImporter.malformed(
         f"Expected `{where}` to be an object, got {_json_kind(value)}", path
     )
+
+
+def _shown(text: str) -> str:
+    """A string from the recording, quoted and bounded, for a message."""
+    return repr(text) if len(text) <= 60 else repr(text[:57]) + "..."
 
 
 def _json_kind(value: PlainJson) -> str:

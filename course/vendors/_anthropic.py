@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Final
+from typing import Final, NoReturn
 
 from .._errors import FixtureProviderError
 from .._json import PlainJson, thaw
 from .._model import CourseModelChunk, CourseModelResponse, CourseTextDeltaChunk
-from ._recording import Event, JsonObject, RecordingErrorCode, Refusal, StreamImporter
+from ._recording import Event, JsonObject, Path, RecordingErrorCode, Refusal, StreamImporter
 from ._rendering import StreamRenderer, error_words
 from ._sse import format_event
 
@@ -154,14 +154,28 @@ class Importer(StreamImporter):
             self.ignore(f"content_block_start:{kind}")
 
     def _content_block_delta(self, data: JsonObject) -> None:
-        index = self.field(data, "index", int, ())
-        delta = self.obj(data, "delta", ())
-        kind = self.string(delta, "type", ("delta",))
+        # The hot path of every stream: inline checks, the field helpers explain a refusal.
+        index = data.get("index")
+        if type(index) is not int:
+            self._refuse(data, "index", int, ())
+        delta = data.get("delta")
+        if type(delta) is not dict:
+            self._refuse(data, "delta", dict, ())
+        kind = delta.get("type")
+        if type(kind) is not str:
+            self._refuse(delta, "type", str, ("delta",))
+        text = fragment = ""
         if kind == "text_delta":
-            text = self.string(delta, "text", ("delta",))
+            text = delta.get("text")  # type: ignore[assignment]
+            if type(text) is not str:
+                self._refuse(delta, "text", str, ("delta",))
         elif kind == "input_json_delta":
-            fragment = self.string(delta, "partial_json", ("delta",))
-        block = self._open_block(index, "content_block_delta")  # type: ignore[arg-type]
+            fragment = delta.get("partial_json")  # type: ignore[assignment]
+            if type(fragment) is not str:
+                self._refuse(delta, "partial_json", str, ("delta",))
+        block = self._blocks.get(index, False)
+        if block is False or block is None or self._stop_reason is not None:
+            block = self._open_block(index, "content_block_delta")  # raises
         if block is _TEXT:
             if kind == "text_delta":
                 self.text(text)
@@ -277,6 +291,11 @@ class Importer(StreamImporter):
         if block is None:
             raise self.out_of_order(f"`{kind}` for block {index}, which already stopped")
         return block  # type: ignore[return-value]
+
+    def _refuse(self, owner: JsonObject, key: str, kind: type, path: Path) -> NoReturn:
+        """Refuse ``owner[key]``, which an inline check found missing or mistyped."""
+        self.field(owner, key, kind, path)
+        raise AssertionError(f"{key} passed its inline check's helper")  # pragma: no cover
 
     def _after_terminal(self, kind: str) -> Refusal:
         return self.out_of_order(

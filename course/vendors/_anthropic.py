@@ -98,18 +98,18 @@ class Importer(StreamImporter):
             )
         kind = data.get("type")
         if type(kind) is not str:
-            self.string(data, "type", ())  # raises: missing or not a string
-        handler = _HANDLERS.get(kind)  # type: ignore[arg-type]
+            self._refuse(data, "type", str, ())
+        handler = _HANDLERS.get(kind)
         if handler is None:
             raise Refusal(
                 RecordingErrorCode.RECORDING_UNKNOWN_EVENT,
-                f"Unknown anthropic event type {_quote(kind)}",  # type: ignore[arg-type]
+                f"Unknown anthropic event type {_quote(kind)}",
                 ("type",),
             )
         if event.name and event.name != kind:
             raise self.malformed(
                 f"The SSE event name {_quote(event.name)} differs from the data's type "
-                f"{_quote(kind)}",  # type: ignore[arg-type]
+                f"{_quote(kind)}",
                 ("type",),
             )
         handler(self, data)
@@ -129,7 +129,7 @@ class Importer(StreamImporter):
         self.start(response_id)
 
     def _content_block_start(self, data: JsonObject) -> None:
-        index = self.field(data, "index", int, ())
+        index = self._index(data)
         block = self.obj(data, "content_block", ())
         kind = self.string(block, "type", ("content_block",))
         if kind == _TEXT:
@@ -145,7 +145,7 @@ class Importer(StreamImporter):
         self._check_block_place("content_block_start")
         if index in self._blocks:
             raise self.out_of_order(f"`content_block_start` for block {index}, already started")
-        self._blocks[index] = opening  # type: ignore[index]
+        self._blocks[index] = opening
         if opening is _TEXT:
             self.text(text)
         elif type(opening) is _ToolUse:
@@ -155,9 +155,7 @@ class Importer(StreamImporter):
 
     def _content_block_delta(self, data: JsonObject) -> None:
         # The hot path of every stream: inline checks, the field helpers explain a refusal.
-        index = data.get("index")
-        if type(index) is not int:
-            self._refuse(data, "index", int, ())
+        index = self._index(data)
         delta = data.get("delta")
         if type(delta) is not dict:
             self._refuse(data, "delta", dict, ())
@@ -197,9 +195,9 @@ class Importer(StreamImporter):
             self.ignore(f"content_block_delta:{kind}")
 
     def _content_block_stop(self, data: JsonObject) -> None:
-        index = self.field(data, "index", int, ())
-        block = self._open_block(index, "content_block_stop")  # type: ignore[arg-type]
-        self._blocks[index] = None  # type: ignore[index]
+        index = self._index(data)
+        block = self._open_block(index, "content_block_stop")
+        self._blocks[index] = None
         if type(block) is _ToolUse:
             self._open_tool_uses -= 1
             self.tool_call(block.call_id, block.name, "".join(block.parts), None)
@@ -291,6 +289,13 @@ class Importer(StreamImporter):
         if block is None:
             raise self.out_of_order(f"`{kind}` for block {index}, which already stopped")
         return block  # type: ignore[return-value]
+
+    def _index(self, data: JsonObject) -> int:
+        """A block event's ``index``."""
+        index = data.get("index")
+        if type(index) is not int:
+            self._refuse(data, "index", int, ())
+        return index
 
     def _refuse(self, owner: JsonObject, key: str, kind: type, path: Path) -> NoReturn:
         """Refuse ``owner[key]``, which an inline check found missing or mistyped."""

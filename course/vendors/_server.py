@@ -648,8 +648,10 @@ class FixtureServer:
         """The thread: uvicorn on a new event loop of its own, until it stops."""
         try:
             asyncio.run(self._serve(server, listener))
-        except BaseException as exc:  # uvicorn exits on a failed start; tell _start
-            self._failure = exc
+        except BaseException as exc:
+            if server.started:
+                raise  # a failure while serving: the thread's own report shows it
+            self._failure = exc  # uvicorn exits on a failed start: _start says why
 
     async def _serve(self, server: uvicorn.Server, listener: socket.socket) -> None:
         self._loop = asyncio.get_running_loop()

@@ -186,7 +186,7 @@ class FixtureApp:
         request = _parse_body(body)
         if isinstance(request, str):
             await _reply(send, 400, _client_error(format, "invalid_request_error", request))
-            logger.info("%s -> 400 %s", line, request)
+            logger.info("%s -> 400 %s", line, _shown(request))  # may quote the body
             return
         if self._closing:
             message = "The fixture server is stopping"

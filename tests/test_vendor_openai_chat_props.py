@@ -20,7 +20,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -385,9 +384,8 @@ def relayouts(draw: st.DrawFn, text: str) -> str:
     return text
 
 
-@pytest.mark.parametrize("name", sorted(TEXTS))
-@settings(max_examples=15)
-@given(data=st.data())
+@settings(max_examples=60)
+@given(st.sampled_from(sorted(TEXTS)), st.data())
 def test_line_endings_comments_and_split_data_give_the_same_fixture(
     name: str, data: st.DataObject
 ) -> None:
@@ -399,6 +397,7 @@ def test_line_endings_comments_and_split_data_give_the_same_fixture(
     assert (again.truncated, dict(again.ignored)) == (original.truncated, dict(original.ignored))
 
 
+@settings(max_examples=50)
 @given(value_mutations(), st.data())
 def test_a_refusal_is_the_same_whatever_the_layout(mutated: str, data: st.DataObject) -> None:
     original = _import(mutated)

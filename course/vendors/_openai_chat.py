@@ -423,16 +423,18 @@ def _shown(text: str) -> str:
     return repr(text) if len(text) <= 60 else repr(text[:57]) + "..."
 
 
+_JSON_KINDS: Final = {
+    bool: "a boolean",
+    int: "a number",
+    float: "a number",
+    str: "a string",
+    list: "an array",
+    dict: "an object",
+}
+
+
 def _json_kind(value: PlainJson) -> str:
-    if value is None:
-        return "null"
-    return {
-        bool: "a boolean",
-        int: "a number",
-        float: "a number",
-        str: "a string",
-        list: "an array",
-    }.get(type(value), "an object")
+    return "null" if value is None else _JSON_KINDS[type(value)]
 
 
 # -- rendering ------------------------------------------------------------------------------

@@ -53,6 +53,7 @@ TURN_EVERY: Final = 1_000
 _INTERRUPTIONS: Final = (asyncio.CancelledError, GeneratorExit, KeyboardInterrupt, SystemExit)
 
 _get_running_loop = asyncio._get_running_loop
+_current_task = asyncio.current_task
 
 
 def _trio_is_running() -> bool:
@@ -71,7 +72,10 @@ async def _checkpoint() -> None:
 
 def _asyncio_task() -> asyncio.Task[object]:
     """The asyncio task running us; ``TypeError`` under another event loop (trio)."""
-    task = asyncio.current_task() if _get_running_loop() is not None else None
+    try:
+        task = _current_task()
+    except RuntimeError:  # no running asyncio loop
+        task = None
     if task is None:
         raise TypeError(
             "An async record source needs asyncio: its steps run in an asyncio task so "
@@ -106,6 +110,7 @@ class CourseModelStream:
         "_consumer",
         "_driver",
         "_interrupting",
+        "_next_turn",
         "_outcome",
         "_parser",
         "_pending",
@@ -114,7 +119,6 @@ class CourseModelStream:
         "_response_index",
         "_signal",
         "_source",
-        "_until_turn",
         "_waiters",
     )
 
@@ -132,13 +136,15 @@ class CourseModelStream:
         # A stream that failed at the call (aborted, exhausted) has no response to parse.
         self._parser = ResponseParser(request_id, -1 if response_index is None else response_index)
         self._records = records
+        # How many records were read, from the tuple or the source.
         self._position = 0
         self._source = source
         self._signal = signal
         self._outcome: CourseModelResponse | FixtureProviderError | None = outcome
         self._pending: deque[CourseModelChunk] = deque()
         self._consumer = False
-        self._until_turn = TURN_EVERY
+        # The record count at which the event loop's next turn is due.
+        self._next_turn = TURN_EVERY
         self._driver: asyncio.Task[object] | None = None
         # Set once the pending step's driver was cancelled to interrupt it.
         self._interrupting = False
@@ -184,13 +190,13 @@ class CourseModelStream:
         if (
             self._outcome is None
             and self._source is None
-            and self._until_turn > 0
+            and self._position < self._next_turn
             and not self._pending
             and (self._signal is None or not self._signal._aborted)
         ):
             # The common case, array records with nothing queued, aborted or due: one
             # call less per chunk than the loop below.
-            chunk = self._array_step()
+            chunk = self._feed_records()
             if chunk is not None:
                 return chunk
         while True:
@@ -203,7 +209,8 @@ class CourseModelStream:
                     # growing it.
                     raise outcome.with_traceback(None)
                 raise StopAsyncIteration
-            chunk = await self._advance()
+            source = self._source
+            chunk = await (self._step_records() if source is None else self._step_source(source))
             if chunk is not None:
                 return chunk
 
@@ -213,8 +220,19 @@ class CourseModelStream:
         Chunks passed on the way stay queued for the consumer. Always gives the event
         loop a turn before it returns.
         """
+        signal = self._signal
+        source = self._source
         while self._outcome is None:
-            chunk = await self._advance()
+            if (
+                source is None
+                and self._position < self._next_turn
+                and (signal is None or not signal._aborted)
+            ):
+                chunk = self._feed_records()  # as in __anext__: no coroutine per chunk
+            elif source is None:
+                chunk = await self._step_records()
+            else:
+                chunk = await self._step_source(source)
             if chunk is not None:
                 self._pending.append(chunk)
         await _checkpoint()
@@ -248,38 +266,27 @@ class CourseModelStream:
     ) -> None:
         await self.aclose()
 
-    # -- stepping -----------------------------------------------------------------------
+    # -- stepping: array records ---------------------------------------------------------
 
-    async def _advance(self) -> CourseModelChunk | None:
-        """One step toward the terminal: a chunk, or ``None`` to look at the stream again."""
+    async def _step_records(self) -> CourseModelChunk | None:
+        """One step over array records: a chunk, or ``None`` to look at the stream again."""
         signal = self._signal
         if signal is not None and signal._aborted:
             self._settle(self._aborted_by_signal(signal))
-            if self._source is not None and self._driver is None:
-                await self._source.release()
-            return None
-        if self._source is not None:
-            return await self._source_step(self._source)
-        if self._until_turn <= 0:
+        elif self._position >= self._next_turn:
             await self._turn()
-            return None
-        return self._array_step()
+        else:
+            return self._feed_records()
+        return None
 
-    async def _turn(self) -> None:
-        self._until_turn = TURN_EVERY
-        try:
-            await _checkpoint()
-        except BaseException as exc:
-            # Interrupted inside the stream's own turn: processing stops here.
-            await self._stop_for(exc)
-            raise
-
-    def _array_step(self) -> CourseModelChunk | None:
+    def _feed_records(self) -> CourseModelChunk | None:
         """Feed array records until a chunk comes (returned), they end, or a turn is due."""
         records = self._records
         parser = self._parser
-        start = position = self._position
-        stop = min(len(records), start + self._until_turn)
+        position = self._position
+        stop = self._next_turn
+        if stop > len(records):  # noqa: PLR1730  (a comparison costs less than min())
+            stop = len(records)
         try:
             while position < stop:
                 chunk = parser.feed(records[position], position)
@@ -292,19 +299,33 @@ class CourseModelStream:
             self._settle(error)
         finally:
             self._position = position
-            self._until_turn -= position - start
         return None
 
-    async def _source_step(self, source: SourceFeed) -> CourseModelChunk | None:
-        """Pull one record from the source, or wait for the task that is pulling one."""
+    async def _turn(self) -> None:
+        self._next_turn = self._position + TURN_EVERY
+        try:
+            await _checkpoint()
+        except BaseException as exc:
+            # Interrupted inside the stream's own turn: processing stops here.
+            await self._stop_for(exc)
+            raise
+
+    # -- stepping: an async source ----------------------------------------------------------
+
+    async def _step_source(self, source: SourceFeed) -> CourseModelChunk | None:
+        """One step over the source: pull one record, or wait for the task pulling one."""
+        signal = self._signal
+        if signal is not None and signal._aborted:
+            self._settle(self._aborted_by_signal(signal))
+            await source.release()
+            return None
         task = _asyncio_task()
         if self._driver is not None:
             await self._wait_for_driver()
             return None
-        if self._until_turn <= 0:
+        if self._position >= self._next_turn:
             await self._turn()
             return None
-        signal = self._signal
         cancelling = task.cancelling()
         self._driver = task
         self._interrupting = False
@@ -345,7 +366,6 @@ class CourseModelStream:
             task.uncancel()
         if self._waiters:
             self._wake_waiters()
-        self._until_turn -= 1
 
         if interruption is not None:
             if not isinstance(interruption, asyncio.CancelledError):
@@ -362,7 +382,9 @@ class CourseModelStream:
                 if type(record) is FixtureProviderError:
                     raise record
                 if record is not END:
-                    return self._parser.feed(record, source.records_read - 1)
+                    index = self._position
+                    self._position = index + 1
+                    return self._parser.feed(record, index)
                 self._settle(self._parser.finish())
                 return None
             except FixtureProviderError as error:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -114,3 +116,49 @@ def test_written_events_read_back_whatever_the_line_ending(
 def test_format_event_writes_one_data_line_per_line() -> None:
     assert format_event('{"a":\n1}', "x") == 'event: x\ndata: {"a":\ndata: 1}\n\n'
     assert format_event("[DONE]") == "data: [DONE]\n\n"
+
+
+def reference_events(text: str) -> list[tuple[int, str, str, tuple[tuple[int, int], ...]]]:
+    """The WHATWG interpretation line by line, as the SPEC words it: the model the
+    reader's block-at-a-time shortcut must agree with."""
+    text = text.removeprefix("\ufeff")
+    found: list[tuple[int, str, str, tuple[tuple[int, int], ...]]] = []
+    name, data, starts = "", [], []  # type: ignore[var-annotated]
+    for number, line in enumerate(re.split(r"\r\n|\r|\n", text), 1):
+        if line == "":
+            if data:
+                found.append((len(found), name, "\n".join(data), tuple(starts)))
+            name, data, starts = "", [], []
+            continue
+        if line.startswith(":"):
+            continue
+        field, colon, value = line.partition(":")
+        column = len(field) + 2 if colon else len(line) + 1
+        if value.startswith(" "):
+            value, column = value[1:], column + 1
+        if field == "data":
+            data.append(value)
+            starts.append((number, column))
+        elif field == "event":
+            name = value
+    if data:
+        found.append((len(found), name, "\n".join(data), tuple(starts)))
+    return found
+
+
+sse_text = st.lists(
+    st.one_of(
+        st.sampled_from(
+            ["data: ", "data:", "data", "event: ", "event:x", ": c", "id: 1", "\n", "\r", "\r\n"]
+        ),
+        st.text(st.sampled_from('ab :\n\r{}"\ufeff'), max_size=6),
+    ),
+    max_size=30,
+).map("".join)
+
+
+@given(st.one_of(sse_text, st.text()))
+def test_the_reader_agrees_with_the_line_by_line_model(text: str) -> None:
+    assert [
+        (event.index, event.name, event.data, event.data_starts) for event in read_events(text)
+    ] == reference_events(text)

@@ -166,9 +166,10 @@ class Refusal(Exception):
         self.offset = offset
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Event:
-    """One event as an importer sees it."""
+    """One event as an importer sees it (made once per event: not frozen, which would
+    cost twice as much to build)."""
 
     name: str
     """The SSE ``event`` field, ``""`` when there was none."""

@@ -61,26 +61,41 @@ def read_events(text: str) -> Iterator[SseEvent]:
     """
     if text.startswith("\ufeff"):
         text = text[1:]
-    # Splitting on "\n" alone is the common case, and str.split is fast.
-    lines = _LINE_BREAK.split(text) if "\r" in text else text.split("\n")
+    if "\r" in text:
+        # One "\n" per line break keeps every line number and column.
+        text = _LINE_BREAK.sub("\n", text)
     index = 0
+    line = 1  # where the block starts
+    # A blank line ends an event, so an event is a block between "\n\n"s. Nearly every
+    # block is one `data` line, or an `event` line and a `data` line: those take a
+    # shortcut; any other block is read line by line.
+    for block in text.split("\n\n"):
+        if block.startswith("data: ") and "\n" not in block:
+            yield SseEvent(index, "", block[6:], ((line, 7),))
+            index += 1
+            line += 2
+            continue
+        if block.startswith("event: "):
+            head, _, data = block.partition("\n")
+            if data.startswith("data: ") and "\n" not in data and ":" not in head[7:]:
+                yield SseEvent(index, head[7:], data[6:], ((line + 1, 7),))
+                index += 1
+                line += 3
+                continue
+        event = _read_block(block, line, index)
+        if event is not None:
+            yield event
+            index += 1
+        line += block.count("\n") + 2
+
+
+def _read_block(block: str, first_line: int, index: int) -> SseEvent | None:
+    """The event of a block of lines with no blank line inside (but maybe one before)."""
     name = ""
     data: list[str] = []
     starts: list[tuple[int, int]] = []
-    for number, line in enumerate(lines, 1):
-        if not line:
-            if data:
-                yield SseEvent(index, name, "\n".join(data), tuple(starts))
-                index += 1
-                data = []
-                starts = []
-            name = ""
-            continue
-        if line.startswith("data: "):
-            data.append(line[6:])
-            starts.append((number, 7))
-            continue
-        if line[0] == ":":  # a comment
+    for number, line in enumerate(block.split("\n"), first_line):
+        if not line or line[0] == ":":  # a blank line before any data, or a comment
             continue
         field, colon, value = line.partition(":")
         if colon:
@@ -95,8 +110,9 @@ def read_events(text: str) -> Iterator[SseEvent]:
             starts.append((number, column))
         elif field == "event":
             name = value
-    if data:
-        yield SseEvent(index, name, "\n".join(data), tuple(starts))
+    if not data:
+        return None
+    return SseEvent(index, name, "\n".join(data), tuple(starts))
 
 
 def format_event(data: str, name: str | None = None) -> str:

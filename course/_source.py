@@ -4,7 +4,9 @@ A source is judged by where an error comes from, never by its type: anything the
 source's code raises (a forged ``FixtureProviderError`` included) becomes
 ``PROVIDER_INVALID_FIXTURE`` chained to the original. Only ``CancelledError`` is left
 for the stream to judge, since only the stream knows whether it asked for it, and
-``KeyboardInterrupt`` and ``SystemExit`` keep their meaning.
+``KeyboardInterrupt`` and ``SystemExit`` keep their meaning. (The stream also judges
+what an awaited step raises: a ``GeneratorExit`` thrown into its consumer is not the
+source's doing.)
 
 Each step is awaited in the consumer's own task, exactly as ``async for`` over the
 source would be, so the source's ``asyncio.timeout()``, context variables and
@@ -23,7 +25,7 @@ from ._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
 from ._parser import freeze_source_record
 from ._untrusted import MISSING, has_type_attribute, type_attribute, type_name
 
-__all__ = ["END", "PASS_THROUGH", "SourceFeed", "is_async_source"]
+__all__ = ["END", "SourceFeed", "is_async_source"]
 
 # Cleanups scheduled by ``release_soon``: the loop keeps only weak references to tasks.
 _cleanups: set[asyncio.Task[None]] = set()
@@ -31,7 +33,7 @@ _cleanups: set[asyncio.Task[None]] = set()
 END: Final = object()
 """What ``SourceFeed.start_step`` and ``exhausted`` return once the source is done."""
 
-PASS_THROUGH: Final = (KeyboardInterrupt, SystemExit, asyncio.CancelledError)
+_PASS_THROUGH: Final = (KeyboardInterrupt, SystemExit, asyncio.CancelledError)
 """What a source may raise and is not turned into ``PROVIDER_INVALID_FIXTURE``:
 cancellation, which the stream judges, and the process's own exits."""
 
@@ -83,11 +85,6 @@ class SourceFeed:
         # Resolved when cleanup has finished, for callers that come while it runs.
         self._cleanup: asyncio.Future[None] | None = None
 
-    @property
-    def records_read(self) -> int:
-        """How many records the source has given so far."""
-        return self._index
-
     def _invalid(self, message: str, cause: BaseException | None = None) -> FixtureProviderError:
         error = FixtureProviderError(
             FixtureProviderErrorCode.PROVIDER_INVALID_FIXTURE,
@@ -116,7 +113,7 @@ class SourceFeed:
         if self._iterator is None:
             try:
                 iterator: AsyncIterator[object] = aiter(self._source)  # type: ignore[arg-type]
-            except PASS_THROUGH:
+            except _PASS_THROUGH:
                 raise
             except BaseException as exc:
                 self._done = True
@@ -129,7 +126,7 @@ class SourceFeed:
         except StopAsyncIteration:
             self._done = True
             return END
-        except PASS_THROUGH:
+        except _PASS_THROUGH:
             raise
         except BaseException as exc:
             raise self.failed("in __anext__", exc) from exc

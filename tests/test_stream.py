@@ -641,3 +641,36 @@ def test_every_waiter_wakes_and_a_cancelled_waiter_does_not_disturb_the_others()
         assert waiters[0].result() is None and waiters[2].result() is None
 
     run(scenario())
+
+
+# -- _settled: internal API for course.pytest_plugin ---------------------------------------
+
+
+def test_settled_tells_whether_a_stream_has_its_outcome() -> None:
+    async def scenario() -> None:
+        adapter = FixtureProviderAdapter(two_responses())
+        taken = adapter.stream(request())
+        assert not taken._settled
+        await anext(taken)
+        assert not taken._settled  # read, but not to its end
+        assert texts(await drain(taken)) == FIRST_CHUNKS[1:]
+        assert taken._settled  # complete
+
+        closed = adapter.stream(request())
+        await closed.aclose()
+        assert closed._settled  # closed before its terminal
+
+        exhausted = adapter.stream(request())
+        assert exhausted._settled  # failed at the call
+
+        controller = AbortController()
+        failing = FixtureProviderAdapter(failing_after_two_chunks()).stream(
+            request(), controller.signal
+        )
+        await anext(failing)
+        controller.abort()
+        assert not failing._settled  # array records settle at their next step
+        await failure_of(failing.result())
+        assert failing._settled
+
+    run(scenario())

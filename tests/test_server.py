@@ -21,6 +21,7 @@ from types import MappingProxyType
 
 import httpx2
 import pytest
+import uvicorn
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -717,3 +718,75 @@ def test_the_server_is_quiet(
         "POST /v1/chat/completions -> 200 stream, response 0: complete (stop, 1 chunk)",
         "POST /v1/chat/completions -> 500 PROVIDER_EXHAUSTED",
     ]
+
+
+# -- edges ---------------------------------------------------------------------------------
+
+
+def test_a_websocket_is_refused() -> None:
+    async def scenario() -> list[Message]:
+        sent: list[Message] = []
+
+        async def receive() -> Message:
+            return {"type": "websocket.connect"}
+
+        async def send(message: Message) -> None:
+            sent.append(message)
+
+        await app_for(roundtrip())({"type": "websocket", "path": "/v1/messages"}, receive, send)
+        return sent
+
+    assert run(scenario()) == [{"type": "websocket.close", "code": 1000}]
+
+
+def test_a_client_that_leaves_before_its_body_arrives_takes_no_response() -> None:
+    app = app_for(roundtrip())
+    client = Client(STREAM)
+    client.parts = []
+    client.leave.set()
+    run(client.call(app))
+    assert client.sent == []
+    assert (app.adapter.call_count, app.requests) == (0, ())
+
+
+def test_a_body_past_the_limit_is_413_and_takes_no_response(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("course.vendors._server.MAX_BODY", 100)
+    app = app_for(roundtrip())
+    client = request(app, {"padding": "x" * 200}, chunked=True)
+    assert client.status == 413
+    assert (app.adapter.call_count, app.requests) == (0, ())
+
+
+def test_a_lone_surrogate_a_renderer_writes_raw_goes_out_as_its_json_escape() -> None:
+    class Raw(recording_renderers()["openai-chat"]):  # type: ignore[misc]
+        def chunk(self, chunk: CourseModelChunk) -> str:
+            return f'data: "{chunk.text}"\n\n'  # type: ignore[union-attr]
+
+    app = FixtureApp(fixture([start(), text("a\udc80b"), end()]), renderers={"openai-chat": Raw})
+    client = request(app, STREAM)
+    assert b'data: "a\\udc80b"\n\n' in client.body
+    assert json.loads(client.body.split(b"\n\n")[1].removeprefix(b"data: ")) == "a\udc80b"
+
+
+def test_the_server_says_what_it_is() -> None:
+    server = server_for(roundtrip(), host="localhost")
+    assert repr(server) == "<FixtureServer localhost:0 stopped>"
+    assert server.app.adapter is server.adapter
+    with server:
+        assert server.url.startswith("http://localhost:")
+        assert repr(server) == f"<FixtureServer {server.url} running>"
+    with pytest.raises(TypeError):
+        FixtureServer(roundtrip())  # type: ignore[arg-type]
+
+
+def test_a_server_that_fails_to_start_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def failing_startup(self: object, sockets: object = None) -> None:
+        raise SystemExit(3)  # what uvicorn does when it cannot start
+
+    monkeypatch.setattr(uvicorn.Server, "startup", failing_startup)
+    server = server_for(roundtrip())
+    with pytest.raises(RuntimeError, match="did not start: SystemExit"), server:
+        pass
+    assert not server.running

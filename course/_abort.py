@@ -39,10 +39,7 @@ def render_reason(reason: object) -> str:
         text = _reprs.repr(reason)
         text = str.__str__(text)  # an exact str, whatever its repr returned
     except BaseException:  # the reason's own code failing is still data
-        try:
-            return f"<{type_name(reason)} object (repr failed)>"[: REASON_LIMIT + 40]
-        except BaseException:
-            return "<object (repr failed)>"
+        return f"<{type_name(reason)} object (repr failed)>"[:REASON_LIMIT]
     if len(text) > REASON_LIMIT:
         text = text[: REASON_LIMIT - 3] + "..."
     return text

@@ -379,9 +379,10 @@ def test_a_stream_step_left_on_a_closed_loop_does_not_make_abort_raise() -> None
     loop = asyncio.new_event_loop()
     try:
         loop.run_until_complete(anext(stream))
-        stale = loop.create_task(anext(stream))
+        stale = loop.create_task(anext(stream))  # drives the source's step
+        waiting = loop.create_task(stream.result())  # waits for that step
         loop.run_until_complete(asyncio.sleep(0))
-        assert source.pulls == 3 and not stale.done()
+        assert source.pulls == 3 and not stale.done() and not waiting.done()
     finally:
         loop.close()
     controller.abort("after the loop closed")
@@ -393,8 +394,27 @@ def test_a_stream_step_left_on_a_closed_loop_does_not_make_abort_raise() -> None
         assert (await failure_of(stream)).code is Code.PROVIDER_ABORTED
 
     run(main())
-    del stale
+    del stale, waiting
     gc.collect()
+
+
+def test_a_failing_subscriber_neither_makes_abort_raise_nor_blocks_the_others() -> None:
+    async def main() -> None:
+        controller = AbortController()
+        first = asyncio.create_task(controller.signal.wait())
+        await asyncio.sleep(0)
+
+        def fails() -> None:
+            raise ZeroDivisionError("a subscriber that fails")
+
+        controller.signal._subscribe(fails)
+        last = asyncio.create_task(controller.signal.wait())
+        await asyncio.sleep(0)
+        controller.abort()
+        await asyncio.wait((first, last))
+        assert first.result() is None and last.result() is None
+
+    run(main())
 
 
 # -- the signal itself -------------------------------------------------------------------

@@ -72,6 +72,12 @@ class Counting:
     async def aclose(self) -> None:
         self.closes += 1
 
+    @staticmethod
+    async def of(records: list[object]) -> AsyncIterator[object]:
+        """A source that never suspends, giving ``records``."""
+        for record in records:
+            yield record
+
 
 async def watch(progress: list[int], read: object) -> None:
     """Append ``read()`` each time this task gets a turn, until cancelled."""
@@ -209,6 +215,22 @@ def test_cancelling_result_over_a_source_that_never_suspends_cleans_the_source_u
         assert caught.value.code is Code.PROVIDER_ABORTED
 
     run(main())
+
+
+@pytest.mark.parametrize("kind", ["array", "source"])
+def test_a_turn_between_the_end_and_a_record_after_it_changes_nothing(kind: str) -> None:
+    # response_end is the 1,000th record, so the turn falls right after it.
+    records: list[object] = [start(), *([text("t")] * (EVERY - 2)), end(), text("late")]
+
+    async def main() -> str:
+        feed: object = records if kind == "array" else Counting.of(records)
+        stream = FixtureProviderAdapter(fixture(feed)).stream(REQUEST)
+        with pytest.raises(FixtureProviderError) as caught:
+            await stream.result()
+        assert caught.value.record_index == EVERY
+        return caught.value.code.value
+
+    assert run(main()) == "PROVIDER_INVALID_TERMINAL"
 
 
 # -- a turn before result() returns ------------------------------------------------------

@@ -872,6 +872,24 @@ def test_a_base_exception_from_the_source_is_an_invalid_fixture(mode: Mode) -> N
     run_clean(main())
 
 
+@pytest.mark.parametrize("exit_", [KeyboardInterrupt, SystemExit], ids=lambda e: e.__name__)
+@pytest.mark.parametrize("mode", MODES)
+def test_the_process_exiting_inside_a_step_propagates_and_runs_no_more_source_code(
+    exit_: type[BaseException], mode: Mode
+) -> None:
+    async def main() -> None:
+        probe = Probe([start(), text("a"), Raise(exit_())], mode)
+        stream = FixtureProviderAdapter(fixture(probe)).stream(REQUEST)
+        with pytest.raises(exit_):
+            await stream.result()
+        error = await result_error(stream)
+        assert error.code is Code.PROVIDER_ABORTED
+        assert "exiting" in error.message
+        assert probe.closes == 0  # no cleanup: none of the source's code runs now
+
+    run_clean(main())
+
+
 # -- unsafe values ----------------------------------------------------------------------
 
 

@@ -674,3 +674,28 @@ def test_settled_tells_whether_a_stream_has_its_outcome() -> None:
         assert failing._settled
 
     run(scenario())
+
+
+def test_repr_names_the_state() -> None:
+    async def scenario() -> None:
+        adapter = FixtureProviderAdapter(fixture([start(), text("a"), end()], [text("x")]))
+        stream = adapter.stream(request())
+        assert repr(stream) == "<CourseModelStream response_index=0 streaming>"
+        await stream.result()
+        assert repr(stream) == "<CourseModelStream response_index=0 complete>"
+        failed = adapter.stream(request())
+        await failure_of(failed.result())
+        assert repr(failed) == (
+            "<CourseModelStream response_index=1 failed PROVIDER_MISSING_START>"
+        )
+
+    run(scenario())
+
+
+def test_without_any_event_loop_array_records_complete_with_no_turn_to_give() -> None:
+    # Driven by hand, as some synchronous tests do: nothing to yield to, nothing needed.
+    stream = FixtureProviderAdapter(two_responses()).stream(request())
+    driven = stream.result()
+    with pytest.raises(StopIteration) as done:
+        driven.send(None)
+    assert done.value.value.response_id == "r-1"

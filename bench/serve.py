@@ -15,8 +15,12 @@ the end: chunks per second delivered to the caller. The SDK's own parsing domina
 that figure, so a second reader shows the servers' own cost: ``httpx2`` reading the
 raw body (no parsing at all). Time to first chunk is measured with a small response
 (one text delta) through the SDK: from the call until the first text arrives. Runs
-alternate between the two servers; figures are medians, and ratios are taken within
-this run.
+alternate between the two servers; figures are medians (the best run is shown too),
+and ratios are taken within this run.
+
+Both placements are measured: the servers in threads of the client's process (how a
+test suite runs ``serve``: the client and the server share one interpreter lock), and
+each server in a process of its own.
 
 Usage: python bench/serve.py [--quick] [--chunks N] [--runs N]
 """
@@ -27,9 +31,13 @@ import argparse
 import asyncio
 import gc
 import statistics
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 import httpx2
 import openai
@@ -37,6 +45,9 @@ import uvicorn
 
 from course.vendors import serve
 from course.vendors._server import FixtureApp, Message, Receive, Scope, Send
+
+Urls = dict[str, tuple[str, str]]
+"""Per server: the URL serving the big responses, and the one serving small ones."""
 
 
 def fixture(chunks: int, responses: int) -> dict[str, object]:
@@ -168,72 +179,146 @@ def timed(action: Callable[[], object]) -> float:
     return time.perf_counter() - began
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="a small run, to check it works")
-    parser.add_argument("--chunks", type=int, default=20_000, help="chunks per response")
-    parser.add_argument("--runs", type=int, default=7, help="timed runs per server")
-    args = parser.parse_args()
-    chunks, runs, latency_runs = (2_000, 3, 20) if args.quick else (args.chunks, args.runs, 200)
-
-    big = fixture(chunks, 2 * runs + 2)
-    small = fixture(2, latency_runs + 1)
-    throughput: dict[str, list[float]] = {"course": [], "baseline": []}
-    raw: dict[str, list[float]] = {"course": [], "baseline": []}
-    latency: dict[str, list[float]] = {"course": [], "baseline": []}
+@contextmanager
+def in_threads(big: dict[str, object], small: dict[str, object]) -> Iterator[Urls]:
+    """Both servers in threads of this process, as a test suite runs ``serve``."""
     with (
         serve(big) as course_big,
         serve(small) as course_small,
         BaselineServer(sent_bodies(big)) as base_big,
         BaselineServer(sent_bodies(small)) as base_small,
     ):
-        clients = {
-            name: (
-                openai.OpenAI(base_url=big_url + "/v1", api_key="test", max_retries=0),
-                openai.OpenAI(base_url=small_url + "/v1", api_key="test", max_retries=0),
-            )
-            for name, big_url, small_url in [
-                ("course", course_big.url, course_small.url),
-                ("baseline", base_big.url, base_small.url),
-            ]
+        yield {
+            "course": (course_big.url, course_small.url),
+            "baseline": (base_big.url, base_small.url),
         }
-        urls = {"course": course_big.url, "baseline": base_big.url}
-        http = httpx2.Client()
+
+
+@contextmanager
+def in_processes(chunks: int, responses: int, small_responses: int) -> Iterator[Urls]:
+    """Each server in a process of its own: no GIL shared with the client."""
+    children: list[subprocess.Popen[str]] = []
+
+    def start(kind: str, size: int, count: int) -> str:
+        child = subprocess.Popen(
+            [
+                sys.executable,
+                __file__,
+                "--serve",
+                kind,
+                "--chunks",
+                str(size),
+                "--runs",
+                str(count),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        children.append(child)
+        assert child.stdout is not None
+        return child.stdout.readline().strip()
+
+    try:
+        yield {
+            kind: (start(kind, chunks, responses), start(kind, 2, small_responses))
+            for kind in ("course", "baseline")
+        }
+    finally:
+        for child in children:
+            child.communicate()  # closing its stdin stops it
+
+
+def serve_until_stdin_closes(kind: str, chunks: int, responses: int) -> None:
+    """The child of ``in_processes``: one server, its URL on stdout."""
+    data = fixture(chunks, responses)
+    server = serve(data) if kind == "course" else BaselineServer(sent_bodies(data))
+    with server:
+        print(server.url, flush=True)
+        sys.stdin.read()
+
+
+@dataclass
+class Figures:
+    """Medians (and the best) of one placement's runs, per server."""
+
+    openai: dict[str, list[float]] = field(default_factory=lambda: {"course": [], "baseline": []})
+    raw: dict[str, list[float]] = field(default_factory=lambda: {"course": [], "baseline": []})
+    first: dict[str, list[float]] = field(default_factory=lambda: {"course": [], "baseline": []})
+
+
+def measure(urls: Urls, chunks: int, runs: int, latency_runs: int) -> Figures:
+    figures = Figures()
+    clients = {
+        name: (
+            openai.OpenAI(base_url=big + "/v1", api_key="test", max_retries=0),
+            openai.OpenAI(base_url=small + "/v1", api_key="test", max_retries=0),
+        )
+        for name, (big, small) in urls.items()
+    }
+    with httpx2.Client() as http:
         for name, (client, small_client) in clients.items():  # warm up: imports, pools
             assert read_all(client) == chunks, name
-            read_raw(http, urls[name])
+            read_raw(http, urls[name][0])
             first_chunk(small_client)
-        for _ in range(runs):
+        for _ in range(runs):  # alternating, so that drift hits both alike
             for name, (client, _small) in clients.items():
-                throughput[name].append(chunks / timed(lambda c=client: read_all(c)))  # type: ignore[misc]
-                raw[name].append(chunks / timed(lambda u=urls[name]: read_raw(http, u)))  # type: ignore[misc]
-        http.close()
+                seconds = timed(lambda c=client: read_all(c))  # type: ignore[misc]
+                figures.openai[name].append(chunks / seconds)
+                seconds = timed(lambda u=urls[name][0]: read_raw(http, u))  # type: ignore[misc]
+                figures.raw[name].append(chunks / seconds)
         for _ in range(latency_runs):
             for name, (_client, small_client) in clients.items():
-                latency[name].append(first_chunk(small_client))
-        for client, small_client in clients.values():
-            client.close()
-            small_client.close()
+                figures.first[name].append(first_chunk(small_client))
+    for client, small_client in clients.values():
+        client.close()
+        small_client.close()
+    return figures
 
-    rate = {name: statistics.median(values) for name, values in throughput.items()}
-    raw_rate = {name: statistics.median(values) for name, values in raw.items()}
-    first = {name: statistics.median(values) for name, values in latency.items()}
-    print(f"openai-chat, {chunks:,} chunks per response, {runs} runs each")
-    print(f"{'server':<10} {'openai chunks/s':>16} {'raw chunks/s':>14} {'first chunk':>13}")
+
+def report(placement: str, figures: Figures) -> None:
+    rate = {name: statistics.median(values) for name, values in figures.openai.items()}
+    best = {name: max(values) for name, values in figures.openai.items()}
+    raw = {name: statistics.median(values) for name, values in figures.raw.items()}
+    first = {name: statistics.median(values) for name, values in figures.first.items()}
+    print(f"\n{placement}")
+    print(
+        f"  {'server':<9} {'openai chunks/s':>16} {'(best)':>9} {'raw chunks/s':>13} "
+        f"{'first chunk':>12}"
+    )
     for name in ("course", "baseline"):
         print(
-            f"{name:<10} {rate[name]:>16,.0f} {raw_rate[name]:>14,.0f} "
-            f"{first[name] * 1000:>10.2f} ms"
+            f"  {name:<9} {rate[name]:>16,.0f} {best[name]:>9,.0f} {raw[name]:>13,.0f} "
+            f"{first[name] * 1000:>9.2f} ms"
         )
     print(
-        f"course / baseline, openai client: {rate['course'] / rate['baseline']:.2f}x "
-        "(target >= 0.8x)"
+        f"  course / baseline: openai client {rate['course'] / rate['baseline']:.2f}x "
+        f"(best {best['course'] / best['baseline']:.2f}x; target >= 0.8x), "
+        f"raw reader {raw['course'] / raw['baseline']:.2f}x, "
+        f"time to first chunk {first['course'] / first['baseline']:.2f}x (lower is better)"
     )
-    print(f"course / baseline, raw reader:    {raw_rate['course'] / raw_rate['baseline']:.2f}x")
-    print(
-        f"course / baseline, time to first chunk: {first['course'] / first['baseline']:.2f}x "
-        "(lower is better)"
-    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a small run, to check it works")
+    parser.add_argument("--chunks", type=int, default=20_000, help="chunks per response")
+    parser.add_argument("--runs", type=int, default=9, help="timed runs per server")
+    parser.add_argument("--serve", choices=["course", "baseline"], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve is not None:
+        serve_until_stdin_closes(args.serve, args.chunks, args.runs)
+        return
+    chunks, runs, latency_runs = (2_000, 3, 20) if args.quick else (args.chunks, args.runs, 200)
+    responses = 2 * runs + 2  # warm-up and timed runs, SDK and raw reader
+    print(f"openai-chat, {chunks:,} chunks per response, {runs} runs per server, medians")
+    with in_threads(fixture(chunks, responses), fixture(2, latency_runs + 1)) as urls:
+        report(
+            "servers in threads of the client's process (as tests run them)",
+            measure(urls, chunks, runs, latency_runs),
+        )
+    with in_processes(chunks, responses, latency_runs + 1) as urls:
+        report("servers in processes of their own", measure(urls, chunks, runs, latency_runs))
 
 
 if __name__ == "__main__":

@@ -1,14 +1,14 @@
 """``CourseModelStream``: one response's chunks, then its one terminal outcome.
 
-How a stream moves. Every step (``_advance``) does one thing, checked in this order:
+How a stream moves. Each step does one thing, checked in this order:
 
 1. the signal is aborted: settle as ``PROVIDER_ABORTED``;
-2. 1,000 records passed since the event loop last had a turn: give it one;
-3. array records: feed the parser until a chunk comes, the records end, or the next
-   turn is due;
-4. an async source: pull one record. One task at a time does this (the *driver*), in
-   its own frame, exactly as ``async for`` over the source would; other tasks wait
-   for it and look again.
+2. 1,000 records were read since the event loop last had a turn: give it one;
+3. array records (``_step_records``): feed the parser until a chunk comes, the
+   records end, or the next turn is due;
+4. an async source (``_step_source``): pull one record. One task at a time does this
+   (the *driver*), in its own frame, exactly as ``async for`` over the source would;
+   other tasks wait for it and look again.
 
 Chunks go straight to the consumer. ``result()`` may drive the response ahead of the
 consumer; the chunks it passes are kept, in order, until the consumer takes them.
@@ -49,7 +49,7 @@ TURN_EVERY: Final = 1_000
 """A stream gives the event loop a turn at least once every this many records."""
 
 # What a consumer's task may be interrupted by inside a source step. The stream judges
-# each (``_source_step``); anything else the step raises is the source failing.
+# each (``_step_source``); anything else the step raises is the source failing.
 _INTERRUPTIONS: Final = (asyncio.CancelledError, GeneratorExit, KeyboardInterrupt, SystemExit)
 
 _get_running_loop = asyncio._get_running_loop
@@ -59,7 +59,8 @@ _current_task = asyncio.current_task
 def _trio_is_running() -> bool:
     # Never imports trio: if trio runs us, the user imported it already.
     trio = sys.modules.get("trio")
-    return trio is not None and bool(trio.lowlevel.in_trio_run())
+    in_trio_run = getattr(getattr(trio, "lowlevel", None), "in_trio_run", None)
+    return in_trio_run is not None and bool(in_trio_run())
 
 
 async def _checkpoint() -> None:

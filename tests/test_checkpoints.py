@@ -284,11 +284,14 @@ def test_a_loop_of_short_results_lets_other_tasks_run() -> None:
 # -- where a cancellation lands ----------------------------------------------------------
 
 
-def test_a_cancel_in_the_consumers_own_body_leaves_the_stream_for_result() -> None:
+@pytest.mark.parametrize("kind", ["array", "source"])
+def test_a_cancel_in_the_consumers_own_body_leaves_the_stream_for_result(kind: str) -> None:
     # The README's nuance: the cancellation lands in the consumer's own await between
     # chunks, not inside a stream step, so the stream is left as it was.
     async def main() -> None:
-        stream = array_stream(3)
+        records = text_records(3)
+        feed: object = records if kind == "array" else Counting.of(records)
+        stream = FixtureProviderAdapter(fixture(feed)).stream(REQUEST)
         gate = asyncio.Event()
         delivered: list[object] = []
 

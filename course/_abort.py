@@ -54,7 +54,8 @@ def describe_reason(signal: AbortSignal) -> str:
     if description is None:
         reason = signal._reason
         description = "" if reason is None else f" (reason: {render_reason(reason)})"
-        signal._description = description
+        if signal._aborted:  # the reason is final only then
+            signal._description = description
     return description
 
 

@@ -258,6 +258,13 @@ def test_a_plain_reason_is_shown_in_the_message() -> None:
     assert "'user pressed stop'" in error.message
 
 
+def test_a_reason_described_before_the_abort_is_still_shown_after_it() -> None:
+    controller = AbortController()
+    assert describe_reason(controller.signal) == ""
+    controller.abort("late")
+    assert describe_reason(controller.signal) == " (reason: 'late')"
+
+
 def test_no_reason_adds_nothing_to_the_message() -> None:
     controller = AbortController()
     controller.abort()

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import gc
+import inspect
+import types
 from collections import deque
+from pathlib import PurePath
 from typing import Final
 
 from ._abort import AbortSignal, describe_reason
-from ._errors import FixtureProviderError, FixtureProviderErrorCode
-from ._json import Location, Memo, freeze
+from ._errors import FixtureProviderError, FixtureProviderErrorCode, Location
+from ._json import Memo
 from ._model import CourseModelRequest
-from ._parser import RECORD_LAYOUTS, describe
+from ._parser import describe, freeze_record
 from ._source import SourceFeed, is_async_source
 from ._stream import CourseModelStream
 from ._untrusted import type_name
@@ -43,6 +45,24 @@ def _closed_object(
     return value
 
 
+def _not_a_fixture_hint(value: object) -> str:
+    """What to do instead, for a fixture given as a file name or path."""
+    if issubclass(type(value), PurePath | str):  # the real type: no code of the value runs
+        return "; to replay a fixture file, pass `load_fixture(path)`"
+    return ""
+
+
+def _uncalled_hint(records: object) -> str:
+    """What to do instead, for an async generator *function* given as records."""
+    function = records.__func__ if type(records) is types.MethodType else records
+    if type(function) is not types.FunctionType:
+        return ""
+    if not function.__code__.co_flags & inspect.CO_ASYNC_GENERATOR:
+        return ""
+    name = str.__str__(function.__name__)
+    return f"; `{name}` is an async generator function: call it, as in `records={name}()`"
+
+
 def _unchecked(value: object) -> str:
     """``describe`` for a value not yet checked as plain JSON: a tuple, say, is no array."""
     kind = type(value)
@@ -73,6 +93,11 @@ class FixtureProviderAdapter:
 
     def __init__(self, fixture: object) -> None:
         root = Location(())
+        if type(fixture) is not dict:
+            raise root.error(
+                f"Expected the fixture to be an object, got {_unchecked(fixture)}"
+                + _not_a_fixture_hint(fixture)
+            )
         fields = _closed_object(fixture, FIXTURE_KEYS, root, "the fixture")
         version = fields["schemaVersion"]
         if type(version) is not int or version != SCHEMA_VERSION:
@@ -87,17 +112,7 @@ class FixtureProviderAdapter:
                 f"Expected `responses` to be an array, got {_unchecked(responses)}",
                 "responses",
             )
-        # The snapshot is fresh, acyclic containers: nothing for the cyclic garbage
-        # collector to find, yet allocating them triggers full collections that walk
-        # every container made so far, so copying slows as the fixture grows. Pause it
-        # while copying (process-wide state: restore exactly what was there).
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            self._queue = self._snapshot(responses)
-        finally:
-            if collecting:
-                gc.enable()
+        self._queue = self._snapshot(responses)
         self._call_count = 0
 
     @staticmethod
@@ -112,17 +127,8 @@ class FixtureProviderAdapter:
             fields = _closed_object(response, RESPONSE_KEYS, where, f"response {index}")
             records = fields["records"]
             if type(records) is list:
-                queue.append(
-                    (
-                        index,
-                        tuple(
-                            [
-                                freeze(r, index, at, memo, RECORD_LAYOUTS)
-                                for at, r in enumerate(records)
-                            ]
-                        ),
-                    )
-                )
+                frozen = tuple([freeze_record(r, index, at, memo) for at, r in enumerate(records)])
+                queue.append((index, frozen))
             elif is_async_source(records):
                 if id(records) in sources:
                     raise where.error(
@@ -135,7 +141,7 @@ class FixtureProviderAdapter:
             else:
                 raise where.error(
                     "Expected `records` to be an array (or, in code, an async iterable), "
-                    f"got {_unchecked(records)}",
+                    f"got {_unchecked(records)}{_uncalled_hint(records)}",
                     "records",
                 )
         return queue
@@ -159,6 +165,11 @@ class FixtureProviderAdapter:
         stream; only a programming error (a request without a ``str`` id, a signal
         that is not an ``AbortSignal``) raises ``TypeError`` here, counting no call.
         """
+        if issubclass(type(request), str):
+            raise TypeError(
+                f"stream() needs a CourseModelRequest, got a str: pass "
+                f"`CourseModelRequest(id={str.__str__(request)[:40]!r})`"
+            )
         try:
             request_id = getattr(request, "id", None)
         except Exception as exc:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["FixtureProviderError", "FixtureProviderErrorCode"]
+__all__ = ["FixtureProviderError", "FixtureProviderErrorCode", "Location", "pointer"]
 
 
 class FixtureProviderErrorCode(enum.StrEnum):
@@ -140,3 +140,29 @@ def _rebuild(
 def pointer(*parts: str | int) -> str:
     """Build a JSON pointer (RFC 6901) from keys and indexes."""
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+class Location:
+    """Where a value sits in the fixture: builds its ``PROVIDER_INVALID_FIXTURE``."""
+
+    __slots__ = ("parts", "record_index", "response_index")
+
+    def __init__(
+        self,
+        parts: tuple[str | int, ...],
+        response_index: int | None = None,
+        record_index: int | None = None,
+    ) -> None:
+        self.parts = parts
+        self.response_index = response_index
+        self.record_index = record_index
+
+    def error(self, message: str, *extra: str | int) -> FixtureProviderError:
+        """The error for a problem at ``extra`` below this place."""
+        return FixtureProviderError(
+            FixtureProviderErrorCode.PROVIDER_INVALID_FIXTURE,
+            message,
+            response_index=self.response_index,
+            record_index=self.record_index,
+            path=pointer(*self.parts, *extra),
+        )

@@ -1,32 +1,38 @@
-"""Plain JSON at the trust boundary: the read-only snapshot and its inverse, ``thaw``.
+"""Plain JSON at the trust boundary: one copy-and-freeze walk, its read-only values, ``thaw``.
 
-``freeze`` is the only way a value from outside becomes part of the adapter's state.
-It accepts plain JSON by *exact* type (``type(v) is dict``, never ``isinstance``), so
-no method of the input is ever called: not ``__eq__``, ``__hash__``, ``__iter__``,
-``__getattr__``, nor a metaclass ``__instancecheck__``. It copies each distinct
-container once, into a ``MappingProxyType`` or a ``tuple``, preserving sharing as
-``copy.deepcopy`` does, and rejects cycles and nesting past ``MAX_DEPTH``. It is
-iterative, so hostile depth is a coded error rather than a ``RecursionError``.
+The walk (``snapshot`` for untrusted input, ``refreeze`` for trusted) is the only way a
+value from outside becomes part of the adapter's state. It accepts plain JSON by *exact*
+type (``type(v) is dict``, never ``isinstance``), so no code of the input ever runs: not
+``__eq__``, ``__hash__``, ``__iter__``, ``__getattr__``, nor a metaclass's
+``__instancecheck__``. It copies each distinct container once, as ``copy.deepcopy``
+does, so sharing is kept and a shared graph never expands into a tree; it refuses
+cycles and nesting past ``MAX_DEPTH``; and it is iterative, so hostile depth is a coded
+error, never a ``RecursionError``.
+
+Its copies are ``JsonObject`` (a read-only ``Mapping`` that never hands out its storage)
+and ``JsonArray`` (a ``tuple``). Both are immutable all the way down, so copying one
+returns it, pickling keeps its sharing, and ``repr`` is bounded however large or shared
+the value. Both are final: a subclass could break those promises.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
-from types import MappingProxyType
-from typing import TypeAlias, overload
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Final, NoReturn, TypeAlias, TypeVar, cast, final, overload
 
-from ._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
+from ._errors import pointer
 from ._untrusted import type_name
 
 __all__ = [
     "MAX_DEPTH",
     "MAX_INT_DIGITS",
-    "RECORD_DEPTH",
-    "ArrayRecord",
+    "JsonArray",
+    "JsonObject",
     "JsonValue",
-    "Location",
     "Memo",
+    "NotPlainJson",
     "PlainJson",
     "freeze",
     "preview",
@@ -37,60 +43,193 @@ __all__ = [
 JsonValue: TypeAlias = (
     "bool | int | float | str | tuple[JsonValue, ...] | Mapping[str, JsonValue] | None"
 )
-"""A read-only JSON value as the adapter emits it."""
+"""A read-only JSON value as the adapter emits it (``JsonObject``, ``JsonArray``, scalars)."""
 
 PlainJson: TypeAlias = "bool | int | float | str | list[PlainJson] | dict[str, PlainJson] | None"
 """A plain, mutable JSON value as ``json.loads`` returns it."""
 
-MAX_DEPTH = 256
+MAX_DEPTH: Final = 256
 """How many containers may enclose a value, counting the fixture root as 1."""
 
-MAX_INT_DIGITS = 4300
+MAX_INT_DIGITS: Final = 4300
 """The most decimal digits a fixture integer may have (Python's default conversion limit)."""
 
 # By default Python refuses to print ints of more digits; such an int could not be
 # written back as JSON, so it is not plain JSON.
-_INT_LIMIT = 10**MAX_INT_DIGITS
+_INT_LIMIT: Final = 10**MAX_INT_DIGITS
+_INT_FLOOR: Final = -_INT_LIMIT
 
-_INVALID = FixtureProviderErrorCode.PROVIDER_INVALID_FIXTURE
+
+_PREVIEW_LIMIT: Final = 200
+
+_T = TypeVar("_T")
 
 
-class Location:
-    """Where a value sits in the fixture, for errors."""
+# -- the read-only values ----------------------------------------------------------------
 
-    __slots__ = ("parts", "record_index", "response_index")
 
-    def __init__(
-        self,
-        parts: tuple[str | int, ...],
-        response_index: int | None = None,
-        record_index: int | None = None,
-    ) -> None:
-        self.parts = parts
-        self.response_index = response_index
-        self.record_index = record_index
+@final
+class JsonObject(Mapping[str, JsonValue]):
+    """A read-only JSON object: a ``Mapping`` from ``str`` to read-only JSON values.
 
-    def error(self, message: str, *extra: str | int) -> FixtureProviderError:
-        return FixtureProviderError(
-            _INVALID,
-            message,
-            response_index=self.response_index,
-            record_index=self.record_index,
-            path=pointer(*self.parts, *extra),
-        )
+    No public path leads to its storage: comparisons, copies, pickling and every
+    ``Mapping`` method hand out the members or a fresh ``dict`` of them, never the
+    object's own. Unhashable, as hashing a shared graph would expand it into a tree.
+    ``JsonObject(mapping)`` freezes a plain JSON mapping as ``refreeze`` does.
+    """
+
+    __slots__ = ("_members",)
+    _members: dict[str, JsonValue]
+
+    def __new__(cls, members: Mapping[str, object] | None = None, /) -> JsonObject:
+        # A dict freezes into a JsonObject.
+        plain = cast("PlainJson", {} if members is None else dict(members))
+        return cast(JsonObject, refreeze(plain))
+
+    def __init_subclass__(cls) -> NoReturn:
+        raise TypeError("JsonObject cannot be subclassed: it promises immutability")
+
+    def __getitem__(self, key: str) -> JsonValue:
+        return self._members[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._members)
+
+    def __len__(self) -> int:
+        return len(self._members)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._members
+
+    @overload
+    def get(self, key: str, /) -> JsonValue: ...
+    @overload
+    def get(self, key: str, default: JsonValue | _T, /) -> JsonValue | _T: ...
+    def get(self, key: str, default: object = None, /) -> object:
+        return self._members.get(key, default)
+
+    def __eq__(self, other: object) -> bool:
+        # Never ``self._members == other`` with ``other`` of an unknown type: Python
+        # would offer it our dict to compare, and it could keep or change it.
+        if type(other) is JsonObject:
+            return self._members == other._members
+        if type(other) is dict:
+            return self._members == other
+        if issubclass(type(other), Mapping):  # its real type: not what __class__ claims
+            return self._members == dict(cast(Mapping[object, object], other).items())
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # hashing a shared graph would expand it
+
+    def __repr__(self) -> str:
+        return preview(self)
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        raise AttributeError(f"JsonObject is read-only: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError(f"JsonObject is read-only: cannot delete {name!r}")
+
+    def __copy__(self) -> JsonObject:
+        return self
+
+    def __deepcopy__(self, memo: object) -> JsonObject:
+        return self  # immutable all the way down
+
+    def __getstate__(self) -> dict[str, JsonValue]:
+        return dict(self._members)
+
+    def __reduce__(self) -> tuple[Callable[..., JsonObject], tuple[object, ...]]:
+        # The members pickle as themselves, so the pickle keeps the sharing among them;
+        # as flat arguments (the keys, then each value), so that each level of nesting
+        # costs the pickler's recursion two frames, not three.
+        return (_rebuild_object, (tuple(self._members), *self._members.values()))
+
+
+@final
+class JsonArray(tuple[JsonValue, ...]):
+    """A read-only JSON array: a ``tuple`` of read-only JSON values.
+
+    Unlike ``()``, every empty ``JsonArray`` is its own object, so two distinct empty
+    arrays of a fixture stay two arrays (and two lists after ``thaw``). Unhashable, as
+    hashing a shared graph would expand it into a tree. ``JsonArray(items)`` freezes a
+    plain JSON sequence as ``refreeze`` does.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, items: Iterable[object] = (), /) -> JsonArray:
+        # A list freezes into a JsonArray.
+        return cast(JsonArray, refreeze(cast("PlainJson", list(items))))
+
+    def __init_subclass__(cls) -> NoReturn:
+        raise TypeError("JsonArray cannot be subclassed: it promises immutability")
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return preview(self)
+
+    def __copy__(self) -> JsonArray:
+        return self
+
+    def __deepcopy__(self, memo: object) -> JsonArray:
+        return self  # immutable all the way down
+
+    def __reduce__(self) -> tuple[Callable[..., JsonArray], tuple[JsonValue, ...]]:
+        return (_rebuild_array, tuple(self))  # flat, as for JsonObject
+
+
+def _rebuild_object(keys: tuple[str, ...], *values: JsonValue) -> JsonObject:
+    """Unpickle a ``JsonObject``."""
+    return JsonObject(dict(zip(keys, values, strict=True)))
+
+
+def _rebuild_array(*items: JsonValue) -> JsonArray:
+    """Unpickle a ``JsonArray``."""
+    return JsonArray(items)
+
+
+# How the walk builds its read-only values: past ``JsonObject``'s read-only
+# ``__setattr__`` and ``JsonArray``'s freezing ``__new__`` (its items are frozen).
+_new_object = object.__new__
+_set_members = JsonObject.__dict__["_members"].__set__
+_new_tuple = tuple.__new__
+
+
+# -- the walk ----------------------------------------------------------------------------
+
+
+Memo: TypeAlias = "dict[int, tuple[JsonValue, int]]"
+"""For each container copied so far, by ``id``: its copy and its height (a container
+holding no container has height 1). The height lets a shared copy be reused only
+where it still fits under ``MAX_DEPTH``. Pass one memo to many walks to keep the
+sharing among them, as ``copy.deepcopy`` does (but not after a walk raised: it may
+hold containers left half-copied)."""
+
+# A root object of at most this many members is copied afresh each time it is walked,
+# without a memo entry: records are such objects, and an entry per record would cost
+# more than copying the rare record that a fixture repeats. A larger one is copied once.
+_UNSHARED_MEMBERS: Final = 32
+
+_TOO_DEEP: Final = f"Nesting is deeper than the limit of {MAX_DEPTH} levels"
+_CYCLE: Final = "Expected a tree of values, got a cycle (this container contains itself)"
 
 
 def _scalar_problem(value: object) -> str | None:
-    """Why a non-container value is not plain JSON, or ``None`` if it is."""
-    kind = type(value)
-    if kind is str or kind is bool or value is None:
+    """Why a value that is not a container is not plain JSON, or ``None`` if it is.
+
+    The one definition of a plain JSON scalar: by exact type (``type`` and ``is``
+    only, which run no code of the value), an int Python can print, a finite float.
+    """
+    if type(value) is str or type(value) is bool or value is None:
         return None
-    if kind is int:
-        if -_INT_LIMIT < value < _INT_LIMIT:
+    if type(value) is int:
+        if _INT_FLOOR < value < _INT_LIMIT:
             return None
         return f"Expected an integer of at most {MAX_INT_DIGITS} digits, got a longer one"
-    if kind is float:
-        if math.isfinite(value):  # type: ignore[arg-type]
+    if type(value) is float:
+        if math.isfinite(value):
             return None
         return f"Expected a finite number, got `{value!r}`"
     return (
@@ -98,317 +237,174 @@ def _scalar_problem(value: object) -> str | None:
     )
 
 
-# Containers around a record: the fixture root, the response list, the response and
-# its record list. A record object sits at level RECORD_DEPTH + 1 = 5.
-RECORD_DEPTH = 4
+class NotPlainJson(Exception):
+    """What ``freeze`` raises: why a value is not plain JSON, and the path to the
+    problem below the value (keys and indexes). Each caller turns it into its own
+    error, located as only the caller knows."""
 
-Memo: TypeAlias = "dict[int, tuple[JsonValue, int]]"
-"""For each container copied so far, by ``id``: its copy and its height (a container
-holding no container has height 1). The height lets a shared copy be reused only
-where it still fits under ``MAX_DEPTH``."""
+    def __init__(self, message: str, parts: tuple[str | int, ...]) -> None:
+        super().__init__(message)
+        self.message = message
+        self.parts = parts
 
 
-def freeze(
-    record: object,
-    response_index: int,
-    record_index: int,
-    memo: Memo,
-    layouts: Mapping[tuple[str, ...], tuple[str, ...]] | None,
-) -> object:
-    """Check a record as plain JSON and return its private copy.
+def _problem(
+    message: str, parents: list[_Parent], key_above: object, *extra: object
+) -> NotPlainJson:
+    """The problem at the keys from the walk's root down to the current container,
+    then ``extra``."""
+    above = (key_above,) if parents else ()
+    keys = (*(parent[4] for parent in parents[1:]), *above, *extra)
+    return NotPlainJson(message, cast("tuple[str | int, ...]", keys))
 
-    Everything inside the copy is read-only (``MappingProxyType`` and ``tuple``) and
-    is what the parser emits. The record's own shape is private to the parser:
 
-    - a record object of at most ``_PACK_LIMIT`` keys is *packed* into a plain tuple,
-      its values in order and then the tuple of its keys (the one from ``layouts``
-      when it is a known layout, so records of one layout share it). Why: a small
-      dict costs 184 bytes, a packed record of two values 64; at a million queued
-      records that is most of the adapter's memory. A plain tuple of strings and
-      numbers is also left alone by the garbage collector. With ``layouts=None`` (a
-      record from a source, parsed at once) it stays a plain ``dict`` instead;
-    - a larger or unusual record object stays the memo's read-only mapping, so one
-      shared many times is still copied once;
-    - a record that is a JSON array becomes an ``ArrayRecord`` (it can only be
-      malformed), and any other scalar stays itself.
+_NO_LIMIT: Final = sys.maxsize
+_OPEN: Final[tuple[JsonValue, int]] = (None, _NO_LIMIT)
+"""The memo's entry for a container being copied, until its copy is done."""
 
-    Passing one ``memo`` to many calls preserves sharing across them, as
-    ``copy.deepcopy`` does. Raises ``PROVIDER_INVALID_FIXTURE`` located at the record
-    or inside it.
+_Copy: TypeAlias = "dict[str, object] | list[object]"
+_Items: TypeAlias = "Iterator[tuple[object, object]]"
+_Parent: TypeAlias = "tuple[object, _Items, _Copy, int, object]"
+"""A container whose copy waits for a child's: its source, its items still to go
+through, its copy so far, that copy's height, and its own key in its parent."""
+
+
+def freeze(value: object, memo: Memo, enclosing: int, trusted: bool, plain_root: bool) -> object:
+    """The one copy-and-freeze walk (see the module docstring): the read-only copy of
+    ``value``, or ``NotPlainJson``.
+
+    Untrusted input, surrounded by ``enclosing`` containers, is plain JSON only.
+    ``trusted`` input may also hold tuples and read-only values already frozen (kept as
+    they are), and has no nesting limit. With ``plain_root``, an object at the root
+    comes back as a plain ``dict`` of its frozen members: the caller's private view,
+    which it must never change (it may be the storage of a memoized ``JsonObject``).
     """
-    kind = type(record)
-    if kind is dict and layouts is None:
-        plain = _copy_object(record, memo)  # type: ignore[arg-type]
-        if plain is not None:
-            return plain
-    elif kind is dict and layouts is not None and len(record) <= _PACK_LIMIT:  # type: ignore[arg-type]
-        packed: list[object] = []
-        for key, item in record.items():  # type: ignore[attr-defined]
-            item_kind = type(item)
-            if type(key) is not str:
-                break
-            # The plain-JSON scalar test, as in ``_quick_copy`` and ``_scalar_problem``.
-            if (
-                item_kind is str
-                or item is None
-                or item_kind is bool
-                or (item_kind is int and -_INT_LIMIT < item < _INT_LIMIT)
-                or (item_kind is float and math.isfinite(item))
-            ):
-                packed.append(item)
-            elif item_kind is dict or item_kind is list:
-                entry = _quick_copy(item, RECORD_DEPTH + 2, memo)
-                if entry is None:
-                    break
-                packed.append(entry[0])
-            else:
-                break
-        else:
-            keys: tuple[str, ...] = tuple(record)  # type: ignore[arg-type]
-            packed.append(layouts.get(keys, keys))
-            return tuple(packed)
-    elif kind is not list and kind is not dict:
-        problem = _scalar_problem(record)
+    limit = _NO_LIMIT if trusted else MAX_DEPTH
+    if not (type(value) is dict or type(value) is list or (trusted and type(value) is tuple)):
+        if trusted and (type(value) is JsonObject or type(value) is JsonArray):
+            return value
+        problem = _scalar_problem(value)
         if problem is not None:
-            raise _record_location(response_index, record_index).error(problem)
-        return record
-    done = memo.get(id(record))
-    copy: JsonValue
-    if done is not None and RECORD_DEPTH + done[1] <= MAX_DEPTH:
-        copy = done[0]
-    else:
-        where = _record_location(response_index, record_index)
-        copy = _freeze_tree(record, where, RECORD_DEPTH, memo)  # type: ignore[arg-type]
-    return ArrayRecord(copy) if kind is list else copy  # type: ignore[arg-type]
+            raise NotPlainJson(problem, ())
+        return value
+    # A small object at a plain root is copied afresh (see ``_UNSHARED_MEMBERS``).
+    small_root = plain_root and type(value) is dict and len(value) <= _UNSHARED_MEMBERS
+    known = None if small_root else memo.get(id(value))
+    if known is not None and enclosing + known[1] <= limit:
+        frozen = known[0]
+        if plain_root and type(frozen) is JsonObject:
+            return frozen._members  # the walk's own type: the one way to its storage
+        return frozen
+    if enclosing >= limit:
+        raise NotPlainJson(_TOO_DEEP, ())
 
-
-def _copy_object(record: dict[object, object], memo: Memo) -> dict[str, JsonValue] | None:
-    """``freeze``'s loop again, into a plain dict: ``None`` if the careful path must judge.
-
-    A second copy of the loop on purpose: a record from a source is parsed at once, and
-    building the dict directly is twice as fast as packing and unpacking it.
-    """
-    copy: dict[str, JsonValue] = {}
-    for key, item in record.items():
-        item_kind = type(item)
-        if type(key) is not str:
-            return None
-        if (
-            item_kind is str
-            or item is None
-            or item_kind is bool
-            or (item_kind is int and -_INT_LIMIT < item < _INT_LIMIT)
-            or (item_kind is float and math.isfinite(item))  # type: ignore[arg-type]
-        ):
-            copy[key] = item  # type: ignore[assignment]
-        elif item_kind is dict or item_kind is list:
-            entry = _quick_copy(item, RECORD_DEPTH + 2, memo)
-            if entry is None:
-                return None
-            copy[key] = entry[0]
-        else:
-            return None
-    return copy
-
-
-class ArrayRecord(tuple[JsonValue, ...]):
-    """A record that is a JSON array: told apart from a packed record object."""
-
-    __slots__ = ()
-
-
-_PACK_LIMIT = 32
-"""Record objects of at most this many keys are packed, without the memo (every valid
-record has at most five): copying a shared one twice is invisible, since records never
-leave the parser, and the bound keeps that a constant factor."""
-
-
-# The deepest level ``_quick_copy`` opens a container at before it leaves the rest to
-# ``_freeze_tree``: deep enough for ordinary arguments, shallow enough never to strain
-# Python's stack.
-_QUICK_LEVELS = RECORD_DEPTH + 1 + 12
-
-
-def _quick_copy(value: object, level: int, memo: Memo) -> tuple[JsonValue, int] | None:
-    """Copy a dict or list at nesting ``level`` (the root is 1); ``None`` if unusual.
-
-    Why: ``_freeze_tree`` explains every problem with its exact path, and pays for it
-    with a frame per container. Well-formed values, nearly all of them, take this
-    recursive path at a fraction of the cost. Anything it does not accept outright (a
-    foreign type, a non-finite float, a long int, a level past ``_QUICK_LEVELS``,
-    which includes every cycle, or a shared copy too tall to fit here) is judged
-    again, from the record, by ``_freeze_tree``. Containers it finishes go into the
-    memo with their height, so sharing is kept either way.
-    """
-    done = memo.get(id(value))
-    if done is not None:
-        return done if level + done[1] - 1 <= MAX_DEPTH else None
-    if level > _QUICK_LEVELS:
-        return None
-    height = 1
-    result: JsonValue
+    # Depth first, without recursion. The container being copied is ``source``, with
+    # its ``items`` still to go through, its ``copy`` so far, the ``height`` of that
+    # copy, and its key in its parent, ``key_above``. Its ancestors wait in ``parents``
+    # and are ``_OPEN`` in the memo: a container found open, or the root itself, is a
+    # cycle.
+    source: object = value
+    items: _Items
+    copy: _Copy
     if type(value) is dict:
-        copy: dict[str, JsonValue] = {}
-        for key, item in value.items():
-            kind = type(item)
-            if type(key) is not str:
-                return None
-            if (
-                kind is str
-                or item is None
-                or kind is bool
-                or (kind is int and -_INT_LIMIT < item < _INT_LIMIT)
-                or (kind is float and math.isfinite(item))
-            ):
-                copy[key] = item
-            elif kind is dict or kind is list:
-                entry = _quick_copy(item, level + 1, memo)
-                if entry is None:
-                    return None
-                copy[key] = entry[0]
-                if entry[1] >= height:
-                    height = entry[1] + 1
-            else:
-                return None
-        result = MappingProxyType(copy)
+        items, copy = iter(value.items()), {}
     else:
-        for item in value:  # type: ignore[attr-defined]
-            kind = type(item)
-            if not (
-                kind is str
-                or item is None
-                or kind is bool
-                or (kind is int and -_INT_LIMIT < item < _INT_LIMIT)
-                or (kind is float and math.isfinite(item))
-            ):
-                break
-        else:
-            # Scalars only: the tuple is the copy, with no list in between.
-            entry = (tuple(value), 1)  # type: ignore[arg-type]
-            memo[id(value)] = entry
-            return entry
-        items: list[JsonValue] = []
-        for item in value:  # type: ignore[attr-defined]
+        items, copy = enumerate(value), []
+    height = 1
+    level = enclosing + 1  # where ``source`` sits
+    key_above: object = None
+    parents: list[_Parent] = []
+    while True:
+        is_object = type(copy) is dict
+        child: dict[object, object] | list[object] | tuple[object, ...] | None = None
+        for key, item in items:
+            if is_object and type(key) is not str:
+                message = f"Expected `str` object keys, got `{type_name(key)}`"
+                raise _problem(message, parents, key_above)
             kind = type(item)
             if (
                 kind is str
-                or item is None
                 or kind is bool
-                or (kind is int and -_INT_LIMIT < item < _INT_LIMIT)
-                or (kind is float and math.isfinite(item))
+                or item is None
+                or (type(item) is int and _INT_FLOOR < item < _INT_LIMIT)
             ):
-                items.append(item)
-            elif kind is dict or kind is list:
-                entry = _quick_copy(item, level + 1, memo)
-                if entry is None:
-                    return None
-                items.append(entry[0])
-                if entry[1] >= height:
-                    height = entry[1] + 1
-            else:
-                return None
-        result = tuple(items)
-    entry = (result, height)
-    memo[id(value)] = entry
-    return entry
-
-
-def _record_location(response_index: int, record_index: int) -> Location:
-    return Location(
-        ("responses", response_index, "records", record_index), response_index, record_index
-    )
-
-
-def _freeze_tree(
-    value: dict[object, object] | list[object], where: Location, depth: int, memo: Memo
-) -> JsonValue:
-    """The careful, iterative copy of a container enclosed by ``depth`` containers."""
-    stack: list[_Frame] = []
-    active: set[int] = set()  # ids of the containers being copied: a cycle's way back
-    too_deep = f"Nesting is deeper than the limit of {MAX_DEPTH} levels"
-
-    def path_of(*extra: str | int) -> tuple[str | int, ...]:
-        return (*(frame.key for frame in stack[1:]), *extra)
-
-    def open_frame(container: dict[object, object] | list[object], key: str | int) -> None:
-        if len(stack) + depth >= MAX_DEPTH:
-            raise where.error(too_deep, *(path_of(key) if stack else ()))
-        active.add(id(container))
-        stack.append(_Frame(container, key))
-
-    open_frame(value, 0)
-    while True:
-        frame = stack[-1]
-        copy = frame.copy
-        is_dict = type(copy) is dict
-        descended = False
-        for key, item in frame.items:
-            if is_dict and type(key) is not str:
-                raise where.error(f"Expected `str` object keys, got `{type_name(key)}`", *path_of())
-            item_kind = type(item)
-            if item_kind is str or item_kind is bool or item is None:
-                frozen: object = item
-            elif item_kind is dict or item_kind is list:
-                seen = memo.get(id(item))
-                if seen is None:
-                    if id(item) in active:
-                        raise where.error(
-                            "Expected a tree of values, got a cycle "
-                            "(this container contains itself)",
-                            *path_of(key),  # type: ignore[arg-type]
-                        )
-                    open_frame(item, key)  # type: ignore[arg-type]
-                    descended = True
+                pass  # the commonest plain scalars, seen at once
+            elif type(item) is dict or type(item) is list or (trusted and type(item) is tuple):
+                known = memo.get(id(item))
+                if known is None:
+                    if item is value:  # the root, never marked open
+                        raise _problem(_CYCLE, parents, key_above, key)
+                    if level >= limit:
+                        raise _problem(_TOO_DEEP, parents, key_above, key)
+                    child = item
                     break
+                if known is _OPEN:
+                    raise _problem(_CYCLE, parents, key_above, key)
                 # A shared container, copied before: it must still fit at this level.
-                if depth + len(stack) + seen[1] > MAX_DEPTH:
-                    raise where.error(too_deep, *path_of(key))  # type: ignore[arg-type]
-                frozen = seen[0]
-                frame.height = max(frame.height, seen[1] + 1)
-            else:
+                if level + known[1] > limit:
+                    raise _problem(_TOO_DEEP, parents, key_above, key)
+                item = known[0]  # noqa: PLW2901  (the value to store is the shared copy)
+                if known[1] >= height:
+                    height = known[1] + 1
+            elif not (trusted and (kind is JsonObject or kind is JsonArray)):
                 problem = _scalar_problem(item)
                 if problem is not None:
-                    raise where.error(problem, *path_of(key))  # type: ignore[arg-type]
-                frozen = item
-            if is_dict:
-                copy[key] = frozen  # type: ignore[call-overload]
+                    raise _problem(problem, parents, key_above, key)
+            if is_object:
+                copy[key] = item  # type: ignore[call-overload,index]  # a str: checked above
             else:
-                copy.append(frozen)  # type: ignore[union-attr]
-        if descended:
+                copy.append(item)  # type: ignore[union-attr]  # a list, then
+        if child is not None:  # go down into it; this container waits
+            parents.append((source, items, copy, height, key_above))
+            memo[id(child)] = _OPEN
+            source, key_above, height = child, key, 1
+            if type(child) is dict:
+                items, copy = iter(child.items()), {}
+            else:
+                items, copy = enumerate(child), []
+            level += 1
             continue
-        stack.pop()
-        active.discard(id(frame.source))
-        result: JsonValue = (
-            MappingProxyType(copy) if is_dict else tuple(copy)  # type: ignore[arg-type]
-        )
-        memo[id(frame.source)] = (result, frame.height)
-        if not stack:
+        # ``copy`` is complete: freeze it and hand it to its parent.
+        if plain_root and is_object and not parents:
+            if not small_root:
+                shared = _new_object(JsonObject)
+                _set_members(shared, copy)
+                memo[id(source)] = (shared, height)
+            return copy
+        if is_object:
+            result: JsonValue = _new_object(JsonObject)
+            _set_members(result, copy)
+        else:
+            result = _new_tuple(JsonArray, copy)
+        memo[id(source)] = (result, height)
+        if not parents:
             return result
-        parent = stack[-1]
-        parent.height = max(parent.height, frame.height + 1)
-        if type(parent.copy) is dict:
-            parent.copy[frame.key] = result
+        child_height, key = height, key_above
+        source, items, copy, height, key_above = parents.pop()
+        level -= 1
+        if child_height >= height:
+            height = child_height + 1
+        if isinstance(copy, dict):
+            copy[key] = result  # type: ignore[index]  # a str: checked on the way down
         else:
-            parent.copy.append(result)  # type: ignore[union-attr]
+            copy.append(result)
 
 
-class _Frame:
-    """A container being copied; resumed after each child container is finished."""
+def refreeze(value: PlainJson) -> JsonValue:
+    """The read-only form of trusted plain JSON (from ``thaw``, or built by hand).
 
-    __slots__ = ("copy", "height", "items", "key", "source")
+    Takes ``dict`` and ``list`` (and ``tuple``), JSON scalars, and read-only values
+    already frozen, by exact type. Sharing is kept; iterative, so depth is never a
+    ``RecursionError``. Anything else, a cycle included, is a ``TypeError``.
+    """
+    try:
+        return cast(JsonValue, freeze(value, {}, 0, True, False))
+    except NotPlainJson as problem:
+        at = pointer(*problem.parts)
+        raise TypeError(f"Not plain JSON{f' at {at}' if at else ''}: {problem.message}") from None
 
-    def __init__(self, source: dict[object, object] | list[object], key: str | int) -> None:
-        self.source = source
-        self.key = key  # where the copy goes in its parent
-        self.height = 1  # of the copy so far
-        self.items: Iterator[tuple[object, object]]
-        self.copy: dict[object, object] | list[object]
-        if type(source) is dict:
-            self.items = iter(source.items())
-            self.copy = {}
-        else:
-            self.items = enumerate(source)
-            self.copy = []
+
+# -- back to plain -----------------------------------------------------------------------
 
 
 @overload
@@ -421,24 +417,32 @@ def thaw(value: JsonValue) -> PlainJson:
     """Return a plain, mutable deep copy of a read-only JSON value.
 
     Read-only mappings become ``dict`` and tuples become ``list``, so ``json.dumps``
-    and ordinary mutation work on the result. Sharing is preserved: a sub-value
-    reachable twice is copied once. Raises ``TypeError`` for anything that is not
-    JSON.
+    and ordinary mutation work on the result. Copies as ``copy.deepcopy`` does: one
+    new container for each distinct container, so sharing is kept and two distinct
+    empty arrays stay two lists. Raises ``TypeError`` for anything that is not JSON.
     """
-    memo: dict[int, PlainJson] = {}
+    return thaw_shared(value, {})
+
+
+def thaw_shared(value: object, memo: dict[int, PlainJson]) -> PlainJson:
+    """``thaw``, keeping the sharing among all values thawed with one ``memo``.
+
+    Also takes plain ``dict`` and ``list`` containers (copied the same way), so a
+    value's ``to_dict()`` can be built around its read-only parts in one go.
+    """
     unfilled: list[tuple[object, PlainJson]] = []
 
     def copy_of(item: object) -> PlainJson:
         kind = type(item)
-        if item is None or kind is str or kind is int or kind is float or kind is bool:
-            return item  # type: ignore[return-value]
+        if kind is str or kind is int or kind is float or kind is bool or item is None:
+            return cast(PlainJson, item)
         known = memo.get(id(item))
         if known is not None:
             return known
         copy: PlainJson
-        if isinstance(item, Mapping):
+        if kind is JsonObject or kind is dict:
             copy = {}
-        elif isinstance(item, (tuple, list)):
+        elif kind is JsonArray or kind is tuple or kind is list:
             copy = []
         else:
             raise TypeError(f"thaw() expects a JSON value, got {type_name(item)}")
@@ -450,57 +454,31 @@ def thaw(value: JsonValue) -> PlainJson:
     # Iterative, so depth is never a RecursionError.
     while unfilled:
         source, copy = unfilled.pop()
-        if isinstance(copy, dict):
-            for key, item in source.items():  # type: ignore[attr-defined]
+        if type(copy) is dict:
+            members = _members_of(source)
+            for key, item in members.items():
                 if type(key) is not str:
                     raise TypeError(f"thaw() expects str keys, got {type_name(key)}")
                 copy[key] = copy_of(item)
-        else:
-            copy.extend([copy_of(item) for item in source])  # type: ignore[attr-defined,union-attr]
+        elif isinstance(copy, list):
+            copy.extend([copy_of(item) for item in cast("list[object]", source)])
     return result
 
 
-def refreeze(value: PlainJson) -> JsonValue:
-    """The read-only form of trusted plain JSON (from ``thaw``, or built by hand).
-
-    Sharing is kept; iterative, so depth is never a ``RecursionError``. A cycle is a
-    ``TypeError``: a read-only copy of one cannot be built from tuples.
-    """
-    memo: dict[int, JsonValue] = {}
-    on_path: set[int] = set()
-    # Each entry: a container, and whether its children are already copied.
-    pending: list[tuple[PlainJson, bool]] = [(value, False)]
-
-    def copy_of(item: PlainJson) -> JsonValue:
-        return memo[id(item)] if type(item) is dict or type(item) is list else item  # type: ignore[return-value]
-
-    while pending:
-        item, children_done = pending.pop()
-        if (type(item) is not dict and type(item) is not list) or id(item) in memo:
-            continue
-        if children_done:
-            on_path.discard(id(item))
-            memo[id(item)] = (
-                MappingProxyType({key: copy_of(child) for key, child in item.items()})
-                if type(item) is dict
-                else tuple([copy_of(child) for child in item])
-            )
-            continue
-        if id(item) in on_path:
-            raise TypeError("refreeze() cannot copy a cycle")
-        on_path.add(id(item))
-        pending.append((item, True))
-        children = item.values() if type(item) is dict else item
-        pending.extend((child, False) for child in children)
-    return copy_of(value)
+def _members_of(value: object) -> Mapping[object, object]:
+    """The members of a ``JsonObject`` or a ``dict``, to copy or render them."""
+    members = value._members if type(value) is JsonObject else value
+    return cast("dict[object, object]", members)
 
 
-def preview(value: JsonValue, limit: int = 200) -> str:
-    """A short JSON-like rendering of a read-only value, for ``repr``.
+def preview(value: object, limit: int = _PREVIEW_LIMIT) -> str:
+    """A short JSON-like rendering of a value, for ``repr``: about ``limit`` characters.
 
-    Why: ``repr`` of a mapping walks every path, so a shared sub-object printed at
-    each place it appears can expand a small graph into an enormous string. This
-    stops at ``limit`` characters, whatever the graph.
+    Why: ``repr`` of a container walks every path, so a shared sub-object printed at
+    each place it appears can expand a small graph into an enormous string, and one
+    long key or string is as long as it is. This shortens strings (keys included) and
+    stops at ``limit`` characters, whatever the graph. Other values show their own
+    ``repr``, shortened.
     """
     parts: list[str] = []
     room = limit
@@ -510,20 +488,26 @@ def preview(value: JsonValue, limit: int = 200) -> str:
         parts.append(text)
         room -= len(text)
 
-    def walk(item: JsonValue) -> None:
+    def short(item: object) -> str:
+        text = repr(item)
+        cut = max(room, 20)
+        return text if len(text) <= cut else text[:cut] + "..."
+
+    def walk(item: object) -> None:
         # Each level writes at least one character, so depth is bounded by ``limit``.
-        if isinstance(item, Mapping):
+        kind = type(item)
+        if kind is JsonObject or kind is dict:
             put("{")
-            for index, (key, child) in enumerate(item.items()):
+            for index, (key, child) in enumerate(_members_of(item).items()):
                 if room <= 0:
                     put("...")
                     break
-                put(f"{', ' if index else ''}{key!r}: ")
+                put(f"{', ' if index else ''}{short(key)}: ")
                 walk(child)
             put("}")
-        elif type(item) is tuple:
+        elif kind is JsonArray or kind is tuple or kind is list:
             put("[")
-            for index, child in enumerate(item):
+            for index, child in enumerate(cast("list[object]", item)):
                 if room <= 0:
                     put("...")
                     break
@@ -531,8 +515,7 @@ def preview(value: JsonValue, limit: int = 200) -> str:
                 walk(child)
             put("]")
         else:
-            text = repr(item)
-            put(text if len(text) <= max(room, 20) else text[: max(room, 20)] + "...")
+            put(short(item))
 
     walk(value)
     return "".join(parts)

@@ -2,16 +2,21 @@
 
 These are the only types that leave the boundary. Every one is a frozen, slotted
 dataclass whose sequences are tuples and whose JSON objects are read-only mappings,
-all the way down; ``to_dict()`` gives the protocol's own camelCase JSON.
+all the way down; ``to_dict()`` gives the protocol's own camelCase JSON, and ``repr``
+is bounded however long the strings or large the arguments.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Literal, TypeAlias, cast
 
-from ._json import JsonValue, PlainJson, preview, refreeze, thaw
+from ._json import JsonObject, JsonValue, PlainJson, preview, refreeze, thaw_shared
+from ._untrusted import type_name
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 __all__ = [
     "CourseAssistantMessage",
@@ -30,10 +35,35 @@ __all__ = [
 CourseStopReason: TypeAlias = Literal["stop", "toolCall"]
 """Why the assistant stopped: a final answer, or tool calls to run."""
 
+_Memo: TypeAlias = dict[int, PlainJson]
+
+
+def _bounded_repr(value: DataclassInstance) -> str:
+    """``Class(field=..., ...)`` with every field shortened (see ``preview``)."""
+    shown = ", ".join(
+        f"{spec.name}={preview(getattr(value, spec.name), 100)}"
+        for spec in fields(value)
+        if spec.repr
+    )
+    return f"{type(value).__qualname__}({shown})"
+
 
 def _plain(value: object) -> object:
     to_dict = getattr(value, "to_dict", None)
     return to_dict() if callable(to_dict) else value
+
+
+def _frozen_arguments(owner: CourseToolCallChunk | CourseToolCallBlock) -> None:
+    """Make a hand-built tool value's ``arguments`` read-only, or refuse them."""
+    arguments: object = owner.arguments
+    if type(arguments) is JsonObject:  # the adapter's own, or another value's
+        return
+    if type(arguments) is not dict:
+        raise TypeError(
+            f"{type(owner).__qualname__} needs `arguments` as a dict of plain JSON "
+            f"(or another value's read-only arguments), got {type_name(arguments)}"
+        )
+    object.__setattr__(owner, "arguments", refreeze(cast(PlainJson, arguments)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,13 +90,15 @@ class CourseModelRequest:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class CourseTextDeltaChunk:
     """A piece of assistant text, streamed as it arrives."""
 
     text: str
     content_index: int
     type: Literal["textDelta"] = field(default="textDelta", kw_only=True)
+
+    __repr__ = _bounded_repr
 
     def to_dict(self) -> dict[str, PlainJson]:
         """Plain JSON: ``type``, ``text``, ``contentIndex``."""
@@ -75,7 +107,11 @@ class CourseTextDeltaChunk:
 
 @dataclass(frozen=True, slots=True, repr=False)
 class CourseToolCallChunk:
-    """A complete tool call, streamed with the provider's own id."""
+    """A complete tool call, streamed with the provider's own id.
+
+    Built by hand, ``arguments`` may be a dict of plain JSON: it is copied into the
+    read-only form (anything else is a ``TypeError``).
+    """
 
     id: str
     name: str
@@ -83,27 +119,20 @@ class CourseToolCallChunk:
     content_index: int
     type: Literal["toolCall"] = field(default="toolCall", kw_only=True)
 
+    __repr__ = _bounded_repr
+
+    def __post_init__(self) -> None:
+        _frozen_arguments(self)
+
     def to_dict(self) -> dict[str, PlainJson]:
         """Plain JSON: ``type``, ``id``, ``name``, ``arguments``, ``contentIndex``."""
         return {
             "type": self.type,
             "id": self.id,
             "name": self.name,
-            "arguments": thaw(self.arguments),
+            "arguments": thaw_shared(self.arguments, {}),
             "contentIndex": self.content_index,
         }
-
-    def __repr__(self) -> str:
-        return (
-            f"CourseToolCallChunk(id={self.id!r}, name={self.name!r}, "
-            f"arguments={preview(self.arguments)}, content_index={self.content_index!r})"
-        )
-
-    def __post_init__(self) -> None:
-        # Built by hand from a plain dict: make it read-only, as the adapter's own are
-        # (the adapter builds these without __init__, so this costs streaming nothing).
-        if type(self.arguments) is dict:
-            object.__setattr__(self, "arguments", refreeze(self.arguments))
 
     def __copy__(self) -> CourseToolCallChunk:
         return self
@@ -111,55 +140,58 @@ class CourseToolCallChunk:
     def __deepcopy__(self, memo: object) -> CourseToolCallChunk:
         return self  # immutable all the way down
 
-    def __reduce__(self) -> tuple[object, ...]:
-        return (_tool_chunk, (self.id, self.name, thaw(self.arguments), self.content_index))
-
 
 CourseModelChunk: TypeAlias = CourseTextDeltaChunk | CourseToolCallChunk
 """What a stream yields while a response is under way."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class CourseTextBlock:
     """Assistant text in a finished message (one per text delta, in order)."""
 
     text: str
     type: Literal["text"] = field(default="text", kw_only=True)
 
+    __repr__ = _bounded_repr
+
     def to_dict(self) -> dict[str, PlainJson]:
         """Plain JSON: ``type``, ``text``."""
         return {"type": self.type, "text": self.text}
 
+    def _to_dict(self, memo: _Memo) -> dict[str, PlainJson]:
+        return self.to_dict()
+
 
 @dataclass(frozen=True, slots=True, repr=False)
 class CourseToolCallBlock:
-    """A tool call in a finished message, with the provider's own id."""
+    """A tool call in a finished message, with the provider's own id.
+
+    Built by hand, ``arguments`` may be a dict of plain JSON: it is copied into the
+    read-only form (anything else is a ``TypeError``).
+    """
 
     id: str
     name: str
     arguments: Mapping[str, JsonValue]
     type: Literal["toolCall"] = field(default="toolCall", kw_only=True)
 
+    __repr__ = _bounded_repr
+
+    def __post_init__(self) -> None:
+        _frozen_arguments(self)
+
     def to_dict(self) -> dict[str, PlainJson]:
         """Plain JSON: ``type``, ``id``, ``name``, ``arguments``."""
+        return self._to_dict({})
+
+    def _to_dict(self, memo: _Memo) -> dict[str, PlainJson]:
+        # One memo for a whole message, so arguments that share stay shared.
         return {
             "type": self.type,
             "id": self.id,
             "name": self.name,
-            "arguments": thaw(self.arguments),
+            "arguments": thaw_shared(self.arguments, memo),
         }
-
-    def __repr__(self) -> str:
-        return (
-            f"CourseToolCallBlock(id={self.id!r}, name={self.name!r}, "
-            f"arguments={preview(self.arguments)})"
-        )
-
-    def __post_init__(self) -> None:
-        # Built by hand from a plain dict: make it read-only, as the adapter's own are
-        # (the adapter builds these without __init__, so this costs streaming nothing).
-        if type(self.arguments) is dict:
-            object.__setattr__(self, "arguments", refreeze(self.arguments))
 
     def __copy__(self) -> CourseToolCallBlock:
         return self
@@ -167,15 +199,12 @@ class CourseToolCallBlock:
     def __deepcopy__(self, memo: object) -> CourseToolCallBlock:
         return self  # immutable all the way down
 
-    def __reduce__(self) -> tuple[object, ...]:
-        return (_tool_block, (self.id, self.name, thaw(self.arguments)))
-
 
 CourseContentBlock: TypeAlias = CourseTextBlock | CourseToolCallBlock
 """One block of an assistant message's content."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class CourseAssistantMessage:
     """The assistant's message: id ``"message-" + responseId``, content in record order."""
 
@@ -183,32 +212,39 @@ class CourseAssistantMessage:
     content: tuple[CourseContentBlock, ...]
     role: Literal["assistant"] = field(default="assistant", kw_only=True)
 
+    __repr__ = _bounded_repr
+
     def __post_init__(self) -> None:
         if type(self.content) is not tuple:  # built by hand from a list: keep it immutable
             object.__setattr__(self, "content", tuple(self.content))
 
     def to_dict(self) -> dict[str, PlainJson]:
         """Plain JSON: ``id``, ``role``, ``content``."""
+        return self._to_dict({})
+
+    def _to_dict(self, memo: _Memo) -> dict[str, PlainJson]:
         return {
             "id": self.id,
             "role": self.role,
-            "content": [block.to_dict() for block in self.content],
+            "content": [block._to_dict(memo) for block in self.content],
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class CourseModelUsage:
     """Token counts of one response."""
 
     input_tokens: int
     output_tokens: int
 
+    __repr__ = _bounded_repr
+
     def to_dict(self) -> dict[str, PlainJson]:
         """Plain JSON: ``inputTokens``, ``outputTokens``."""
         return {"inputTokens": self.input_tokens, "outputTokens": self.output_tokens}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class CourseModelResponse:
     """The one terminal value of a stream that completed."""
 
@@ -218,99 +254,70 @@ class CourseModelResponse:
     stop_reason: CourseStopReason
     usage: CourseModelUsage
 
+    __repr__ = _bounded_repr
+
     def to_dict(self) -> dict[str, PlainJson]:
         """Plain JSON: ``requestId``, ``responseId``, ``message``, ``stopReason``, ``usage``."""
         return {
             "requestId": self.request_id,
             "responseId": self.response_id,
-            "message": self.message.to_dict(),
+            "message": self.message._to_dict({}),
             "stopReason": self.stop_reason,
             "usage": self.usage.to_dict(),
         }
 
 
-# -- construction on the hot path --------------------------------------------------------
+# -- building values on the hot path ------------------------------------------------------
 #
-# A frozen dataclass's generated __init__ sets every field through object.__setattr__.
-# Setting the slots through their descriptors builds the very same object in about
-# half the time, and building a chunk and its block is most of what streaming a
-# record costs. The parser uses these; everyone else uses the ordinary constructors.
+# A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``. The
+# parser builds a chunk for every record and a block for every chunk, and setting the
+# slots directly builds the very same object in half the time: on the ``long`` bench
+# workload, a sixth of the end-to-end time. Only the parser uses these.
 
-_new = object.__new__
 _Setter: TypeAlias = Callable[[object, object], None]
 
 
-def _slot_setters(cls: type, *names: str) -> tuple[_Setter, ...]:
-    setters: tuple[_Setter, ...] = tuple(vars(cls)[name].__set__ for name in names)
-    return setters
+def _setters(cls: type, *names: str) -> tuple[_Setter, ...]:
+    """Each named slot's own setter, which the frozen ``__setattr__`` does not guard."""
+    return tuple(vars(cls)[name].__set__ for name in names)
 
 
-# Module globals, not tuples to unpack on every call.
-_set_text_chunk_text, _set_text_chunk_index, _set_text_chunk_type = _slot_setters(
-    CourseTextDeltaChunk, "text", "content_index", "type"
-)
-_set_text_block_text, _set_text_block_type = _slot_setters(CourseTextBlock, "text", "type")
-(
-    _set_tool_chunk_id,
-    _set_tool_chunk_name,
-    _set_tool_chunk_arguments,
-    _set_tool_chunk_index,
-    _set_tool_chunk_type,
-) = _slot_setters(CourseToolCallChunk, "id", "name", "arguments", "content_index", "type")
-(
-    _set_tool_block_id,
-    _set_tool_block_name,
-    _set_tool_block_arguments,
-    _set_tool_block_type,
-) = _slot_setters(CourseToolCallBlock, "id", "name", "arguments", "type")
+_TEXT_DELTA = _setters(CourseTextDeltaChunk, "text", "content_index", "type")
+_TEXT_BLOCK = _setters(CourseTextBlock, "text", "type")
+_TOOL_CHUNK = _setters(CourseToolCallChunk, "id", "name", "arguments", "content_index", "type")
+_TOOL_BLOCK = _setters(CourseToolCallBlock, "id", "name", "arguments", "type")
 
 
 def text_delta(text: str, content_index: int) -> CourseTextDeltaChunk:
-    """``CourseTextDeltaChunk(text, content_index)``, fast."""
-    chunk = _new(CourseTextDeltaChunk)
-    _set_text_chunk_text(chunk, text)
-    _set_text_chunk_index(chunk, content_index)
-    _set_text_chunk_type(chunk, "textDelta")
+    """``CourseTextDeltaChunk(text, content_index)``, built directly."""
+    set_text, set_index, set_type = _TEXT_DELTA
+    chunk = object.__new__(CourseTextDeltaChunk)
+    set_text(chunk, text)
+    set_index(chunk, content_index)
+    set_type(chunk, "textDelta")
     return chunk
 
 
 def text_block(text: str) -> CourseTextBlock:
-    """``CourseTextBlock(text)``, fast."""
-    block = _new(CourseTextBlock)
-    _set_text_block_text(block, text)
-    _set_text_block_type(block, "text")
+    """``CourseTextBlock(text)``, built directly."""
+    set_text, set_type = _TEXT_BLOCK
+    block = object.__new__(CourseTextBlock)
+    set_text(block, text)
+    set_type(block, "text")
     return block
 
 
 def tool_call(
-    call_id: str,
-    name: str,
-    arguments: Mapping[str, JsonValue],
-    content: list[str | CourseToolCallBlock],
-) -> CourseToolCallChunk:
-    """Append the ``CourseToolCallBlock`` to ``content`` and return its chunk, fast."""
-    chunk = _new(CourseToolCallChunk)
-    _set_tool_chunk_id(chunk, call_id)
-    _set_tool_chunk_name(chunk, name)
-    _set_tool_chunk_arguments(chunk, arguments)
-    _set_tool_chunk_index(chunk, len(content))
-    _set_tool_chunk_type(chunk, "toolCall")
-    block = _new(CourseToolCallBlock)
-    _set_tool_block_id(block, call_id)
-    _set_tool_block_name(block, name)
-    _set_tool_block_arguments(block, arguments)
-    _set_tool_block_type(block, "toolCall")
-    content.append(block)
-    return chunk
-
-
-def _tool_chunk(
-    call_id: str, name: str, arguments: dict[str, PlainJson], content_index: int
-) -> CourseToolCallChunk:
-    """Unpickle a tool chunk: its arguments travel as plain JSON."""
-    return CourseToolCallChunk(call_id, name, refreeze(arguments), content_index)  # type: ignore[arg-type]
-
-
-def _tool_block(call_id: str, name: str, arguments: dict[str, PlainJson]) -> CourseToolCallBlock:
-    """Unpickle a tool block: its arguments travel as plain JSON."""
-    return CourseToolCallBlock(call_id, name, refreeze(arguments))  # type: ignore[arg-type]
+    call_id: str, name: str, arguments: JsonObject, content_index: int
+) -> tuple[CourseToolCallChunk, CourseToolCallBlock]:
+    """The chunk and the block of one tool call, built directly (``arguments`` is
+    read-only already: there is nothing to freeze)."""
+    chunk = object.__new__(CourseToolCallChunk)
+    for setter, value in zip(
+        _TOOL_CHUNK, (call_id, name, arguments, content_index, "toolCall"), strict=True
+    ):
+        setter(chunk, value)
+    block = object.__new__(CourseToolCallBlock)
+    for setter, value in zip(_TOOL_BLOCK, (call_id, name, arguments, "toolCall"), strict=True):
+        setter(block, value)
+    return chunk, block

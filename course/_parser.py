@@ -1,16 +1,17 @@
 """The record parser: the wire vocabulary and the response state machine, nothing else.
 
-Every record arrives as an unknown (read-only) JSON value. It is judged in the
-SPEC's order, and the first rule that applies decides:
+Every record arrives as the adapter's private copy of a JSON value (``freeze_record``):
+a record object as a plain ``dict`` whose values are read-only, anything else as its
+read-only value. It is judged in the SPEC's order, and the first rule that applies
+decides:
 
 1. after the terminal: ``response_end`` is a duplicate terminal, anything else invalid;
 2. not an object, or no string ``type``: malformed;
 3. a ``type`` outside the five: unknown;
 4. the order table (``ORDER_ERRORS``): text, tool or end before the start; a second start;
-5. the payload: unknown, missing or mistyped fields. Each ``_on_*`` handler accepts a
-   payload with fast inline checks; ``RECORD_FIELDS`` describes the same payloads as
-   data, explains every refusal (``_malformed``) and generates the JSON Schema, and
-   the property tests hold the two together;
+5. the payload, read by the one table of record types (``RECORD_TYPES``): an unknown,
+   missing or mistyped field is malformed, with a message the same table words. The
+   JSON Schema (``course/_schema.py``) is generated from that table too;
 6. the meaning: duplicate tool-call ids, a mismatched end, a contradicting stop
    reason, a transport error.
 
@@ -21,19 +22,20 @@ returns course values only.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Final, Literal
+from typing import Any, Final, Literal, NamedTuple, TypeAlias, assert_never
 
-from ._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
-from ._json import ArrayRecord, JsonValue, freeze
+from ._errors import FixtureProviderError, FixtureProviderErrorCode, Location, pointer
+from ._json import JsonArray, JsonObject, Memo, NotPlainJson, freeze
 from ._model import (
     CourseAssistantMessage,
     CourseModelChunk,
     CourseModelResponse,
     CourseModelUsage,
     CourseStopReason,
+    CourseTextDeltaChunk,
     CourseToolCallBlock,
     CourseToolCallChunk,
     text_block,
@@ -45,15 +47,18 @@ from ._untrusted import type_name
 __all__ = [
     "MAX_TOKENS",
     "ORDER_ERRORS",
+    "RECORD_DEPTH",
     "RECORD_FIELDS",
-    "RECORD_LAYOUTS",
     "RECORD_TYPES",
     "STOP_REASONS",
     "USAGE_ALIASES",
     "Field",
+    "FieldKind",
     "ParserState",
+    "RecordType",
     "ResponseParser",
     "describe",
+    "freeze_record",
     "freeze_source_record",
 ]
 
@@ -73,46 +78,154 @@ USAGE_ALIASES: Final = (
 )
 """Each usage count's two accepted spellings; a usage object holds exactly one of each."""
 
+RECORD_DEPTH: Final = 4
+"""How many containers enclose a record: the fixture, its response list, the response
+and its record list. The nesting limit counts from the fixture root."""
+
+_MISSING: Final = object()
+
+
+# -- the one table of record payloads ---------------------------------------------------
+
+
+class _Problem(NamedTuple):
+    """Why a field's value is refused, and where below the field (inside a usage)."""
+
+    message: str
+    parts: tuple[str, ...] = ()
+    about_value: bool = True
+    """The message is about the field's value as a whole, so it says which field."""
+
+
+FieldKind: TypeAlias = Literal["string", "non-empty string", "choice", "object", "usage"]
+
 
 @dataclass(frozen=True, slots=True)
 class Field:
-    """One payload field of a record type."""
+    """One payload field of a record type: what it holds, and whether it may be absent.
+
+    ``read`` is the one judge of a present value: it gives the value as the parser
+    uses it, or the ``_Problem`` to report.
+    """
 
     name: str
-    kind: Literal["string", "non-empty string", "object", "choice", "usage"]
+    kind: FieldKind
     required: bool = True
     choices: tuple[str, ...] = ()
 
+    def read(self, value: object) -> object:
+        match self.kind:
+            case "string":
+                if type(value) is str:
+                    return value
+                return _Problem(f"Expected a string, got {describe(value)}")
+            case "non-empty string":
+                if type(value) is str and value:
+                    return value
+                return _Problem(f"Expected a non-empty string, got {describe(value)}")
+            case "choice":
+                if type(value) is str and value in self.choices:
+                    return value
+                expected = " or ".join(f"{choice!r}" for choice in self.choices)
+                return _Problem(f"Expected {expected}, got {describe(value)}")
+            case "object":
+                if type(value) is JsonObject:
+                    return value
+                return _Problem(f"Expected an object, got {describe(value)}")
+            case "usage":
+                return _read_usage(value)
+            case _:  # pragma: no cover
+                assert_never(self.kind)
 
-RECORD_FIELDS: Final[Mapping[str, tuple[Field, ...]]] = MappingProxyType(
+
+@dataclass(frozen=True, slots=True)
+class RecordType:
+    """A record type's closed payload: its fields, besides ``type`` itself."""
+
+    fields: tuple[Field, ...]
+    keys: frozenset[str] = field(init=False)
+    """Every key a record of this type may have, ``type`` included."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "keys", frozenset({"type", *(f.name for f in self.fields)}))
+
+
+RECORD_TYPES: Final[Mapping[str, RecordType]] = MappingProxyType(
     {
-        "response_start": (
-            Field("responseId", "non-empty string"),
-            Field("role", "choice", choices=("assistant",)),
+        "response_start": RecordType(
+            (
+                Field("responseId", "non-empty string"),
+                Field("role", "choice", choices=("assistant",)),
+            )
         ),
-        "text_delta": (Field("text", "string"),),
-        "tool_call": (
-            Field("id", "non-empty string"),
-            Field("name", "non-empty string"),
-            Field("arguments", "object"),
+        "text_delta": RecordType((Field("text", "string"),)),
+        "tool_call": RecordType(
+            (
+                Field("id", "non-empty string"),
+                Field("name", "non-empty string"),
+                Field("arguments", "object"),
+            )
         ),
-        "response_end": (
-            Field("responseId", "string"),
-            Field("stopReason", "choice", choices=tuple(STOP_REASONS)),
-            Field("usage", "usage"),
+        "response_end": RecordType(
+            (
+                Field("responseId", "string"),
+                Field("stopReason", "choice", choices=tuple(STOP_REASONS)),
+                Field("usage", "usage"),
+            )
         ),
-        "transport_error": (
-            Field("message", "string"),
-            Field("code", "string", required=False),
+        "transport_error": RecordType(
+            (Field("message", "string"), Field("code", "string", required=False))
         ),
     }
 )
-"""The closed payload of each record type, besides ``type`` itself.
+"""Every record type and its closed payload: the parser reads records by this table,
+words its errors from it, and the JSON Schema of the fixture format is generated from
+it."""
 
-The JSON Schema of the fixture format is generated from this table.
-"""
+RECORD_FIELDS: Final[Mapping[str, tuple[Field, ...]]] = MappingProxyType(
+    {kind: record_type.fields for kind, record_type in RECORD_TYPES.items()}
+)
+"""Each record type's fields: a view of ``RECORD_TYPES``, for readers of the vocabulary."""
 
-RECORD_TYPES: Final = frozenset(RECORD_FIELDS)
+
+_USAGE_KEYS: Final = frozenset(alias for aliases in USAGE_ALIASES for alias in aliases)
+
+
+def _read_usage(value: object) -> CourseModelUsage | _Problem:
+    """The normalized usage of a usage object, or what is wrong with it."""
+    if type(value) is not JsonObject:
+        return _Problem(f"Expected a usage object, got {describe(value)}")
+    if not _USAGE_KEYS.issuperset(value):
+        unknown = next(key for key in value if key not in _USAGE_KEYS)
+        return _Problem(
+            f"Usage has unknown field `{unknown}` (allowed: inputTokens or input_tokens, "
+            "outputTokens or output_tokens)",
+            (unknown,),
+            about_value=False,
+        )
+    counts: list[int] = []
+    for first, second in USAGE_ALIASES:
+        alias = first if first in value else second
+        count = value.get(alias, _MISSING)
+        if count is _MISSING:
+            return _Problem(f"Usage is missing `{first}` (or `{second}`)", about_value=False)
+        if alias == first and second in value:  # presence, apart from value: `null` too
+            return _Problem(
+                f"Usage holds both `{first}` and `{second}`; use one alias per count",
+                (second,),
+                about_value=False,
+            )
+        if type(count) is not int or not 0 <= count <= MAX_TOKENS:
+            return _Problem(
+                f"Expected `{alias}` to be an integer from 0 to 2**53 - 1, got {describe(count)}",
+                (alias,),
+                about_value=False,
+            )
+        counts.append(count)
+    return CourseModelUsage(*counts)
+
+
+# -- the state machine -------------------------------------------------------------------
 
 
 class ParserState(enum.Enum):
@@ -126,58 +239,49 @@ class ParserState(enum.Enum):
     """``response_end`` was read: the source must end now."""
 
 
-ORDER_ERRORS: Final[Mapping[tuple[ParserState, str], FixtureProviderErrorCode]] = MappingProxyType(
-    {
-        (ParserState.AWAITING_START, "text_delta"): Code.PROVIDER_MISSING_START,
-        (ParserState.AWAITING_START, "tool_call"): Code.PROVIDER_MISSING_START,
-        (ParserState.AWAITING_START, "response_end"): Code.PROVIDER_MISSING_START,
-        (ParserState.STREAMING, "response_start"): Code.PROVIDER_DUPLICATE_START,
-    }
+ORDER_ERRORS: Final[Mapping[ParserState, Mapping[str, FixtureProviderErrorCode]]] = (
+    MappingProxyType(
+        {
+            ParserState.AWAITING_START: MappingProxyType(
+                {
+                    "text_delta": Code.PROVIDER_MISSING_START,
+                    "tool_call": Code.PROVIDER_MISSING_START,
+                    "response_end": Code.PROVIDER_MISSING_START,
+                }
+            ),
+            ParserState.STREAMING: MappingProxyType(
+                {"response_start": Code.PROVIDER_DUPLICATE_START}
+            ),
+            ParserState.ENDED: MappingProxyType({}),  # every record is a terminal error
+        }
+    )
 )
-"""Record types that are out of order in a state, whatever their payload."""
-
-_MISSING: Final = object()
-_UNKNOWN: Final = object()
-_STREAMING: Final = ParserState.STREAMING
-_ENDED: Final = ParserState.ENDED  # a global is read in a few ns, an Enum member in ~50
-
-# ORDER_ERRORS as one lookup per record: for each state, every known type's verdict
-# (``None`` when allowed); a type missing from it is unknown.
-_VERDICTS: Final = {
-    state: {kind: ORDER_ERRORS.get((state, kind)) for kind in RECORD_FIELDS}
-    for state in ParserState
-}
-_AWAITING_VERDICTS: Final = _VERDICTS[ParserState.AWAITING_START]
-_STREAMING_VERDICTS: Final = _VERDICTS[ParserState.STREAMING]
-_ENDED_VERDICTS: Final = _VERDICTS[ParserState.ENDED]
-_Mapping = MappingProxyType  # the type ``freeze`` gives every JSON object in a record
-_Packed: Final = tuple  # a record object as ``freeze`` packs it: its values, then its keys
-
-RECORD_LAYOUTS: Final[Mapping[tuple[str, ...], tuple[str, ...]]] = MappingProxyType(
-    {
-        keys: keys
-        for keys in [
-            ("type", *(spec.name for spec in specs if spec.required))
-            for specs in RECORD_FIELDS.values()
-        ]
-        + [
-            ("type", *(spec.name for spec in specs))
-            for specs in RECORD_FIELDS.values()
-            if not all(spec.required for spec in specs)
-        ]
-    }
-)
-"""The key tuple of each well-formed record layout, in the SPEC's order. ``freeze``
-shares these between packed records, so the parser can recognise a layout by identity."""
-_TEXT_LAYOUT: Final = RECORD_LAYOUTS[("type", "text")]
+"""For each state, the record types that are out of order in it, whatever their payload."""
 
 
-def freeze_source_record(record: object, response_index: int, record_index: int) -> object:
-    """The private, read-only copy of a record an async source gave, for ``feed``.
+# -- records -----------------------------------------------------------------------------
 
-    Raises ``PROVIDER_INVALID_FIXTURE`` (located at the record) if it is not plain JSON.
+
+def freeze_record(
+    record: object, response_index: int, record_index: int, memo: Memo | None = None
+) -> object:
+    """The parser's private, read-only copy of a record, for ``feed``.
+
+    A record object becomes a plain ``dict`` whose values are read-only (the parser
+    only reads it); anything else, its read-only value. One ``memo`` passed with many
+    records keeps the sharing among them. Raises ``PROVIDER_INVALID_FIXTURE`` (located
+    in the record) if it is not plain JSON.
     """
-    return freeze(record, response_index, record_index, {}, None)
+    try:
+        return freeze(record, {} if memo is None else memo, RECORD_DEPTH, False, True)
+    except NotPlainJson as problem:
+        place = ("responses", response_index, "records", record_index)
+        where = Location(place, response_index, record_index)
+        raise where.error(problem.message, *problem.parts) from None
+
+
+freeze_source_record: Final = freeze_record
+"""``freeze_record`` for a record an async source gave: parsed at once, alone."""
 
 
 def describe(value: object) -> str:
@@ -188,67 +292,52 @@ def describe(value: object) -> str:
     kind = type(value)
     if value is None:
         return "null"
-    if kind is bool:
+    if type(value) is bool:
         return f"boolean `{'true' if value else 'false'}`"
-    if kind is int and not -(10**20) < value < 10**20:  # type: ignore[operator]
-        return f"a number of about {int(value.bit_length() * 0.30103) + 1} digits"  # type: ignore[attr-defined]
+    if type(value) is int and not -(10**20) < value < 10**20:
+        return f"a number of about {int(value.bit_length() * 0.30103) + 1} digits"
     if kind is int or kind is float:
         return f"number `{value!r}`"
-    if kind is str:
-        text = value if len(value) <= 40 else value[:37] + "..."  # type: ignore[index,arg-type]
+    if type(value) is str:
+        text = value if len(value) <= 40 else value[:37] + "..."
         return f"string {text!r}"
-    if kind is tuple or kind is ArrayRecord or kind is list:
+    if kind is JsonArray or kind is list:
         return "array"
-    if kind is _Mapping or kind is dict:
+    if kind is JsonObject or kind is dict:
         return "object"
     return f"`{type_name(value)}`"
 
 
-def _field_problem(spec: Field, value: object) -> str | None:
-    """What is wrong with a present field's value, or ``None``."""
-    kind = type(value)
-    if spec.kind == "string":
-        ok = kind is str
-    elif spec.kind == "non-empty string":
-        ok = kind is str and value != ""
-    elif spec.kind == "choice":
-        ok = kind is str and value in spec.choices
-    else:  # object, usage
-        ok = kind is _Mapping
-    if ok:
-        return None
-    if spec.kind == "choice":
-        expected = " or ".join(f"{choice!r}" for choice in spec.choices)
-    else:
-        expected = f"a {spec.kind}" if spec.kind != "object" else "an object"
-        if spec.kind == "usage":
-            expected = "a usage object"
-    return f"Expected {expected}, got {describe(value)}"
+# A handler's ``values`` are a record's fields as the table read them: each handler
+# relies on its record type's entry in ``RECORD_TYPES`` (hence ``Any``).
+_Values: TypeAlias = Mapping[str, Any]
+_Handler: TypeAlias = Callable[["ResponseParser", _Values, int], CourseModelChunk | None]
 
 
 class ResponseParser:
     """Reads one response's records in order and builds its course values.
 
-    ``feed`` takes one record and returns the chunk it produced, or ``None``;
-    ``finish`` is called when the source ends and returns the response. Both raise
-    ``FixtureProviderError``; after one, the parser must not be used again.
+    ``feed`` takes one record (as ``freeze_record`` gives it) and returns the chunk it
+    produced, or ``None``; ``finish`` is called when the source ends and returns the
+    response. Both raise ``FixtureProviderError``; after one, the parser must not be
+    used again.
     """
 
     __slots__ = (
         "_content",
+        "_order",
         "_request_id",
         "_response",
         "_response_id",
         "_response_index",
         "_state",
         "_tool_ids",
-        "_verdicts",
     )
 
     def __init__(self, request_id: str, response_index: int) -> None:
         self._request_id = request_id
         self._response_index = response_index
-        self._enter(ParserState.AWAITING_START, _AWAITING_VERDICTS)
+        self._enter(ParserState.AWAITING_START)
         self._response_id = ""
         # The message content so far: a text delta's ``str`` (its block is built at the
         # end, which keeps a long response's blocks out of the garbage collector's way
@@ -257,13 +346,9 @@ class ResponseParser:
         self._tool_ids: set[str] = set()
         self._response: CourseModelResponse | None = None
 
-    def _enter(
-        self, state: ParserState, verdicts: dict[str, FixtureProviderErrorCode | None]
-    ) -> None:
-        # The table comes in: ``_VERDICTS[state]`` would hash an Enum member, which runs
-        # ``Enum.__hash__`` in Python, three times per response.
+    def _enter(self, state: ParserState) -> None:
         self._state = state
-        self._verdicts = verdicts
+        self._order = ORDER_ERRORS[state]
 
     def _error(
         self, code: FixtureProviderErrorCode, message: str, index: int, *parts: str | int
@@ -278,22 +363,18 @@ class ResponseParser:
 
     def feed(self, record: object, index: int) -> CourseModelChunk | None:
         """Judge one record (the ``index``-th of the response) and advance."""
-        if type(record) is _Packed:
-            packed: tuple[JsonValue, ...] = record
-            keys: tuple[str, ...] = packed[-1]  # type: ignore[assignment]
-            # Fast path for the commonest record, a well-formed text delta while
-            # streaming: rules 1 to 4 cannot apply to it and its payload is exactly a
-            # ``str`` text. Any other record takes the full judgement below.
-            if keys is _TEXT_LAYOUT and self._state is _STREAMING and packed[0] == "text_delta":
-                text = packed[1]
-                if type(text) is str:
-                    content = self._content
-                    content.append(text)
-                    return text_delta(text, len(content) - 1)
-            record = dict(zip(keys, packed, strict=False))
-        if self._state is _ENDED:
+        state = self._state
+        if type(record) is dict and state is ParserState.STREAMING:
+            # The commonest record, a text delta while streaming, read by the table's
+            # rule for it at once: exactly `type` and a string `text`.
+            text = record.get("text")
+            if type(text) is str and len(record) == 2 and record.get("type") == "text_delta":
+                content = self._content
+                content.append(text)
+                return text_delta(text, len(content) - 1)
+        if state is ParserState.ENDED:
             raise self._after_terminal(record, index)
-        if type(record) is not dict and type(record) is not _Mapping:
+        if type(record) is not dict:
             raise self._error(
                 Code.PROVIDER_MALFORMED_EVENT,
                 f"Expected a record object, got {describe(record)}",
@@ -313,43 +394,29 @@ class ResponseParser:
                 index,
                 "type",
             )
-        verdict = self._verdicts.get(kind, _UNKNOWN)
-        if verdict is not None:
-            if verdict is _UNKNOWN:
-                expected = ", ".join(sorted(RECORD_FIELDS))
-                raise self._error(
-                    Code.PROVIDER_UNKNOWN_EVENT,
-                    f"Expected a record type among {expected}; got unknown type {kind!r}",
-                    index,
-                    "type",
-                )
+        record_type = RECORD_TYPES.get(kind)
+        if record_type is None:
+            expected = ", ".join(sorted(RECORD_TYPES))
             raise self._error(
-                verdict,  # type: ignore[arg-type]
+                Code.PROVIDER_UNKNOWN_EVENT,
+                f"Expected a record type among {expected}; got unknown type {kind!r}",
+                index,
+                "type",
+            )
+        out_of_order = self._order.get(kind)
+        if out_of_order is not None:
+            raise self._error(
+                out_of_order,
                 f"A `{kind}` record cannot come "
                 + (
                     "before `response_start`"
-                    if self._state is ParserState.AWAITING_START
+                    if state is ParserState.AWAITING_START
                     else "after `response_start`: a response starts once"
                 ),
                 index,
             )
-        fields: Mapping[str, JsonValue] = record
-        if kind == "text_delta":
-            delta = fields.get("text", _MISSING)
-            if type(delta) is not str or len(fields) != 2:
-                raise self._malformed(fields, kind, index)
-            content = self._content
-            content.append(delta)
-            return text_delta(delta, len(content) - 1)
-        if kind == "tool_call":
-            return self._on_tool_call(fields, index)
-        if kind == "response_start":
-            self._on_start(fields, index)
-        elif kind == "response_end":
-            self._on_end(fields, index)
-        else:
-            raise self._on_transport_error(fields, index)
-        return None
+        values = self._payload(kind, record_type, record, index)
+        return _HANDLERS[kind](self, values, index)
 
     @property
     def response_id(self) -> str | None:
@@ -372,33 +439,58 @@ class ResponseParser:
             )
         return self._response
 
-    # -- the record types -----------------------------------------------------------
+    # -- rule 5: the payload, by the table -----------------------------------------------
 
-    def _on_start(self, fields: Mapping[str, JsonValue], index: int) -> None:
-        response_id = fields.get("responseId", _MISSING)
-        if (
-            type(response_id) is not str
-            or not response_id
-            or fields.get("role") != "assistant"
-            or len(fields) != 3
-        ):
-            raise self._malformed(fields, "response_start", index)
-        self._response_id = response_id
-        self._enter(_STREAMING, _STREAMING_VERDICTS)
+    def _payload(
+        self, kind: str, record_type: RecordType, record: dict[str, object], index: int
+    ) -> dict[str, object]:
+        """Each present field's value, as its ``Field`` reads it; or the malformed-event
+        error for the first problem, in the table's order."""
+        if not record_type.keys.issuperset(record):
+            unknown = next(key for key in record if key not in record_type.keys)
+            names = ("type", *sorted(record_type.keys - {"type"}))
+            allowed = ", ".join(f"`{name}`" for name in names)
+            raise self._error(
+                Code.PROVIDER_MALFORMED_EVENT,
+                f"A `{kind}` record has unknown field `{unknown}` (allowed: {allowed})",
+                index,
+                unknown,
+            )
+        values: dict[str, object] = {}
+        for spec in record_type.fields:
+            value = record.get(spec.name, _MISSING)
+            if value is _MISSING:
+                if spec.required:
+                    raise self._error(
+                        Code.PROVIDER_MALFORMED_EVENT,
+                        f"A `{kind}` record is missing required field `{spec.name}`",
+                        index,
+                    )
+            else:
+                value = spec.read(value)
+                if type(value) is _Problem:
+                    message, parts, about_value = value
+                    if about_value:
+                        message = f"{message} for `{spec.name}` of a `{kind}` record"
+                    raise self._error(
+                        Code.PROVIDER_MALFORMED_EVENT, message, index, spec.name, *parts
+                    )
+                values[spec.name] = value
+        return values
 
-    def _on_tool_call(self, fields: Mapping[str, JsonValue], index: int) -> CourseToolCallChunk:
-        call_id = fields.get("id", _MISSING)
-        name = fields.get("name", _MISSING)
-        arguments = fields.get("arguments", _MISSING)
-        if (
-            type(call_id) is not str
-            or not call_id
-            or type(name) is not str
-            or not name
-            or type(arguments) is not _Mapping
-            or len(fields) != 4
-        ):
-            raise self._malformed(fields, "tool_call", index)
+    # -- rule 6: the meaning of each record type -----------------------------------------
+
+    def _on_start(self, values: _Values, index: int) -> None:
+        self._response_id = values["responseId"]
+        self._enter(ParserState.STREAMING)
+
+    def _on_text(self, values: _Values, index: int) -> CourseTextDeltaChunk:
+        text = values["text"]
+        self._content.append(text)
+        return CourseTextDeltaChunk(text, len(self._content) - 1)
+
+    def _on_tool_call(self, values: _Values, index: int) -> CourseToolCallChunk:
+        call_id, name, arguments = values["id"], values["name"], values["arguments"]
         if call_id in self._tool_ids:
             raise self._error(
                 Code.PROVIDER_DUPLICATE_TOOL_CALL,
@@ -408,16 +500,13 @@ class ResponseParser:
             )
         self._tool_ids.add(call_id)
         # ``arguments`` is already a read-only deep copy, made once at the boundary.
-        return tool_call(call_id, name, arguments, self._content)
+        chunk, block = tool_call(call_id, name, arguments, len(self._content))
+        self._content.append(block)
+        return chunk
 
-    def _on_end(self, fields: Mapping[str, JsonValue], index: int) -> None:
-        response_id = fields.get("responseId", _MISSING)
-        wire_stop_reason = fields.get("stopReason")
-        # Only a str may be looked up: an unhashable value would raise TypeError.
-        stop_reason = STOP_REASONS.get(wire_stop_reason) if type(wire_stop_reason) is str else None
-        usage = self._usage(fields.get("usage", _MISSING), index)
-        if type(response_id) is not str or stop_reason is None or usage is None or len(fields) != 4:
-            raise self._malformed(fields, "response_end", index)
+    def _on_end(self, values: _Values, index: int) -> None:
+        response_id = values["responseId"]
+        wire_stop_reason, usage = values["stopReason"], values["usage"]
         if response_id != self._response_id:
             raise self._error(
                 Code.PROVIDER_RESPONSE_MISMATCH,
@@ -426,6 +515,7 @@ class ResponseParser:
                 index,
                 "responseId",
             )
+        stop_reason = STOP_REASONS[wire_stop_reason]
         if (stop_reason == "toolCall") != bool(self._tool_ids):
             count = len(self._tool_ids)
             raise self._error(
@@ -436,29 +526,20 @@ class ResponseParser:
                 index,
                 "stopReason",
             )
-        self._enter(_ENDED, _ENDED_VERDICTS)
+        self._enter(ParserState.ENDED)
+        content = tuple(
+            [text_block(block) if isinstance(block, str) else block for block in self._content]
+        )
         self._response = CourseModelResponse(
             self._request_id,
             response_id,
-            CourseAssistantMessage(
-                "message-" + response_id,
-                tuple([text_block(b) if type(b) is str else b for b in self._content]),  # type: ignore[misc]
-            ),
+            CourseAssistantMessage("message-" + response_id, content),
             stop_reason,
             usage,
         )
 
-    def _on_transport_error(
-        self, fields: Mapping[str, JsonValue], index: int
-    ) -> FixtureProviderError:
-        message = fields.get("message", _MISSING)
-        code = fields.get("code", _MISSING)
-        if (
-            type(message) is not str
-            or (code is not _MISSING and type(code) is not str)
-            or len(fields) != (2 if code is _MISSING else 3)
-        ):
-            return self._malformed(fields, "transport_error", index)
+    def _on_transport_error(self, values: _Values, index: int) -> None:
+        message, code = values["message"], values.get("code", _MISSING)
         # The provider's words are data: quoted verbatim, never read as a code.
         provider_code = "" if code is _MISSING else f" (provider code {code!r})"
         error = self._error(
@@ -467,42 +548,13 @@ class ResponseParser:
             index,
         )
         error.transport_message = message
-        error.transport_code = None if code is _MISSING else code  # type: ignore[assignment]
-        return error
+        error.transport_code = None if code is _MISSING else code
+        raise error
 
-    def _usage(self, usage: object, index: int) -> CourseModelUsage | None:
-        """The normalized usage, or ``None`` if anything about it is wrong."""
-        if type(usage) is not _Mapping or len(usage) != 2:
-            return None
-        # Two keys, and each count under exactly one of its aliases: nothing else.
-        counts: Mapping[str, JsonValue] = usage
-        input_tokens = counts.get("inputTokens", _MISSING)
-        if input_tokens is _MISSING:
-            input_tokens = counts.get("input_tokens", _MISSING)
-        elif "input_tokens" in counts:
-            return None
-        output_tokens = counts.get("outputTokens", _MISSING)
-        if output_tokens is _MISSING:
-            output_tokens = counts.get("output_tokens", _MISSING)
-        elif "output_tokens" in counts:
-            return None
-        if (
-            type(input_tokens) is not int
-            or type(output_tokens) is not int
-            or not 0 <= input_tokens <= MAX_TOKENS
-            or not 0 <= output_tokens <= MAX_TOKENS
-        ):
-            return None
-        return CourseModelUsage(input_tokens, output_tokens)
-
-    # -- diagnosis --------------------------------------------------------------------
+    # -- rule 1: after the terminal ------------------------------------------------------
 
     def _after_terminal(self, record: object, index: int) -> FixtureProviderError:
-        kind = (
-            record.get("type", _MISSING)
-            if type(record) is dict or type(record) is _Mapping
-            else _MISSING
-        )
+        kind = record.get("type", _MISSING) if type(record) is dict else _MISSING
         if kind == "response_end":
             return self._error(
                 Code.PROVIDER_DUPLICATE_TERMINAL,
@@ -516,80 +568,14 @@ class ResponseParser:
             index,
         )
 
-    def _malformed(
-        self, fields: Mapping[str, JsonValue], kind: str, index: int
-    ) -> FixtureProviderError:
-        """Explain, field by field, why a payload the fast checks refused is malformed."""
-        specs = RECORD_FIELDS[kind]
-        known = {spec.name for spec in specs}
-        for key in fields:
-            if key != "type" and key not in known:
-                allowed = ", ".join(f"`{name}`" for name in ("type", *sorted(known)))
-                return self._error(
-                    Code.PROVIDER_MALFORMED_EVENT,
-                    f"A `{kind}` record has unknown field `{key}` (allowed: {allowed})",
-                    index,
-                    key,
-                )
-        for spec in specs:
-            value = fields.get(spec.name, _MISSING)
-            if value is _MISSING:
-                if spec.required:
-                    return self._error(
-                        Code.PROVIDER_MALFORMED_EVENT,
-                        f"A `{kind}` record is missing required field `{spec.name}`",
-                        index,
-                    )
-                continue
-            problem = _field_problem(spec, value)
-            if problem is None and spec.kind == "usage":
-                return self._usage_problem(value, index)  # type: ignore[arg-type]
-            if problem is not None:
-                return self._error(
-                    Code.PROVIDER_MALFORMED_EVENT,
-                    f"{problem} for `{spec.name}` of a `{kind}` record",
-                    index,
-                    spec.name,
-                )
-        raise AssertionError(f"no problem found in a refused `{kind}` record")  # pragma: no cover
 
-    def _usage_problem(self, usage: Mapping[str, JsonValue], index: int) -> FixtureProviderError:
-        known = {alias for aliases in USAGE_ALIASES for alias in aliases}
-        for key in usage:
-            if key not in known:
-                return self._error(
-                    Code.PROVIDER_MALFORMED_EVENT,
-                    f"Usage has unknown field `{key}` (allowed: inputTokens or "
-                    "input_tokens, outputTokens or output_tokens)",
-                    index,
-                    "usage",
-                    key,
-                )
-        for aliases in USAGE_ALIASES:
-            present = [alias for alias in aliases if alias in usage]
-            if not present:
-                return self._error(
-                    Code.PROVIDER_MALFORMED_EVENT,
-                    f"Usage is missing `{aliases[0]}` (or `{aliases[1]}`)",
-                    index,
-                    "usage",
-                )
-            if len(present) == 2:
-                return self._error(
-                    Code.PROVIDER_MALFORMED_EVENT,
-                    f"Usage holds both `{aliases[0]}` and `{aliases[1]}`; use one alias per count",
-                    index,
-                    "usage",
-                    aliases[1],
-                )
-            value = usage[present[0]]
-            if type(value) is not int or not 0 <= value <= MAX_TOKENS:
-                return self._error(
-                    Code.PROVIDER_MALFORMED_EVENT,
-                    f"Expected `{present[0]}` to be an integer from 0 to 2**53 - 1, "
-                    f"got {describe(value)}",
-                    index,
-                    "usage",
-                    present[0],
-                )
-        raise AssertionError("no problem found in a refused usage object")  # pragma: no cover
+_HANDLERS: Final[Mapping[str, _Handler]] = MappingProxyType(
+    {
+        "response_start": ResponseParser._on_start,
+        "text_delta": ResponseParser._on_text,
+        "tool_call": ResponseParser._on_tool_call,
+        "response_end": ResponseParser._on_end,
+        "transport_error": ResponseParser._on_transport_error,
+    }
+)
+"""What each record type means, once its payload was read."""

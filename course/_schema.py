@@ -1,10 +1,10 @@
 """The JSON Schema (draft 2020-12) of fixture format version 1, generated, never written.
 
-Everything in it comes from the definitions the adapter itself enforces: the record
-payload table (``RECORD_FIELDS``), the usage aliases (``USAGE_ALIASES``), the stop
-reasons (``STOP_REASONS``), the largest count (``MAX_TOKENS``) and the fixture's and a
-response's closed keys. Change one of those and the schema follows, so the two cannot
-drift. ``course-fixture schema`` prints it.
+Everything in it comes from the definitions the adapter itself enforces: the table of
+record types (``RECORD_TYPES``), which the parser reads records by, the usage aliases
+(``USAGE_ALIASES``), the stop reasons (``STOP_REASONS``), the largest count
+(``MAX_TOKENS``) and the fixture's and a response's closed keys. Change one of those
+and the schema follows, so the two cannot drift. ``course-fixture schema`` prints it.
 
 A schema describes shape only, so the implication is one-way: every fixture this
 schema rejects, the adapter rejects too (at construction, or when the response
@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from typing import Final, assert_never
 
+from . import _parser
 from ._adapter import FIXTURE_KEYS, RESPONSE_KEYS, SCHEMA_VERSION
 from ._json import MAX_DEPTH, PlainJson
-from ._parser import MAX_TOKENS, RECORD_FIELDS, STOP_REASONS, USAGE_ALIASES, Field
+from ._parser import MAX_TOKENS, STOP_REASONS, USAGE_ALIASES, Field, RecordType
 
 __all__ = ["DIALECT", "fixture_schema"]
 
@@ -72,7 +73,8 @@ def _field_schema(field: Field) -> dict[str, PlainJson]:
             assert_never(field.kind)
 
 
-def _record_schema(kind: str, fields: tuple[Field, ...]) -> dict[str, PlainJson]:
+def _record_schema(kind: str, record_type: RecordType) -> dict[str, PlainJson]:
+    fields = record_type.fields
     properties: dict[str, PlainJson] = {"type": {"const": kind}}
     for field in fields:
         properties[field.name] = _field_schema(field)
@@ -109,7 +111,7 @@ def _usage_schema() -> dict[str, PlainJson]:
 
 def fixture_schema() -> dict[str, PlainJson]:
     """The JSON Schema of fixture format version 1, as a fresh plain JSON object."""
-    record_types = list(RECORD_FIELDS)
+    record_types = list(_parser.RECORD_TYPES)
     # One entry per closed key; a key added to the adapter without a schema here fails
     # loudly (KeyError) instead of silently drifting.
     fixture_properties: dict[str, PlainJson] = {
@@ -157,8 +159,8 @@ def fixture_schema() -> dict[str, PlainJson]:
         },
         "usage": _usage_schema(),
     }
-    for kind, fields in RECORD_FIELDS.items():
-        defs[kind] = _record_schema(kind, fields)
+    for kind, record_type in _parser.RECORD_TYPES.items():
+        defs[kind] = _record_schema(kind, record_type)
     return {
         "$schema": DIALECT,
         "title": f"course fixture, format version {SCHEMA_VERSION}",

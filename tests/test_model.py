@@ -11,7 +11,6 @@ import json
 import pickle
 import typing
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Any, cast
 
 import pytest
@@ -33,7 +32,7 @@ from course import (
     FixtureProviderErrorCode,
     thaw,
 )
-from course._json import JsonValue
+from course._json import JsonArray, JsonObject, JsonValue, refreeze
 
 from .helpers import Outcome, collect, end, fixture, roundtrip, run, start, text, tool
 
@@ -79,10 +78,8 @@ SPEC_CODES = {
 }
 
 # Arguments as the adapter emits them: read-only mappings and tuples all the way down.
-ARGUMENTS: Mapping[str, JsonValue] = MappingProxyType(
-    {"left": 20, "nested": MappingProxyType({"xs": (1, MappingProxyType({"y": None}))})}
-)
 ARGUMENTS_JSON = {"left": 20, "nested": {"xs": [1, {"y": None}]}}
+ARGUMENTS = cast(Mapping[str, JsonValue], refreeze(cast(Any, ARGUMENTS_JSON)))
 
 TEXT_CHUNK = CourseTextDeltaChunk("hi", 0)
 TOOL_CHUNK = CourseToolCallChunk("c1", "add", ARGUMENTS, 1)
@@ -272,14 +269,14 @@ def test_thaw_returns_scalars_as_they_are(scalar: object) -> None:
 
 
 def test_thaw_turns_tuples_into_lists() -> None:
-    assert thaw((1, (2, MappingProxyType({"a": ()})))) == [1, [2, {"a": []}]]
+    assert thaw((1, (2, JsonObject({"a": ()})))) == [1, [2, {"a": []}]]
     assert type(thaw(())) is list
 
 
 def test_thaw_preserves_sharing_within_one_value() -> None:
-    shared = MappingProxyType({"x": (1, 2)})
-    shared_list = (3, 4)
-    value = MappingProxyType({"a": shared, "b": shared, "c": (shared_list, shared_list)})
+    shared = JsonObject({"x": (1, 2)})
+    shared_list = JsonArray((3, 4))
+    value = JsonObject({"a": shared, "b": shared, "c": (shared_list, shared_list)})
     plain = cast(dict[str, Any], thaw(cast(Any, value)))
     assert plain["a"] is plain["b"]
     assert plain["c"][0] is plain["c"][1]
@@ -303,7 +300,7 @@ def test_emitted_arguments_keep_sharing_through_adapter_and_thaw() -> None:
 
 def test_thaw_of_a_wide_shared_graph_never_expands_into_a_tree() -> None:
     # 40 levels, each holding the level below twice: 2**40 paths, 40 containers.
-    value: object = MappingProxyType({"leaf": 1})
+    value: object = JsonObject({"leaf": 1})
     for _ in range(40):
         value = (value, value)
     plain = thaw(cast(Any, value))
@@ -346,8 +343,9 @@ class _Int(enum.IntEnum):
         1j,
         _Str("x"),
         _Int.ONE,
-        MappingProxyType({1: "int key"}),
-        MappingProxyType({"nested": object()}),
+        {1: "int key"},
+        {"nested": object()},
+        (1, {"nested": {1, 2}}),
         (
             1,
             (2, {3}),
@@ -409,14 +407,14 @@ def test_emitted_arguments_are_read_only_all_the_way_down() -> None:
     assert isinstance(block, CourseToolCallBlock)
     for args in (chunk.arguments, block.arguments):
         assert thaw(args) == arguments
-        assert type(args) is MappingProxyType
+        assert type(args) is JsonObject and isinstance(args, Mapping)
         inner = cast(Any, args["obj"])
-        assert type(inner) is MappingProxyType
-        assert type(inner["inner"]) is MappingProxyType
+        assert type(inner) is JsonObject
+        assert type(inner["inner"]) is JsonObject
         items = cast(Any, args["list"])
-        assert type(items) is tuple
-        assert type(items[1]) is MappingProxyType
-        assert type(items[1]["x"]) is tuple
+        assert type(items) is JsonArray and isinstance(items, tuple)
+        assert type(items[1]) is JsonObject
+        assert type(items[1]["x"]) is JsonArray
         for mapping in (args, inner, inner["inner"], items[1]):
             with pytest.raises(TypeError):
                 cast(Any, mapping)["new"] = 1

@@ -1022,7 +1022,7 @@ def test_dunder_argument_keys_stay_ordinary_keys() -> None:
     chunk = outcome.chunks[0]
     assert isinstance(chunk, CourseToolCallChunk)
     assert chunk.arguments == arguments
-    assert type(chunk.arguments).__name__ == "mappingproxy"
+    assert type(chunk.arguments).__name__ == "JsonObject"
     assert not hasattr(chunk.arguments, "polluted")
 
 

@@ -1,12 +1,16 @@
-"""The generated JSON Schema: valid draft 2020-12, made from the parser's own tables, and
-one-way sound: every fixture it rejects, the adapter rejects too."""
+"""The generated JSON Schema, judged by what it accepts: valid draft 2020-12, and one-way
+sound against the adapter (every fixture it rejects, the adapter rejects too), for
+written examples of every rule and for generated fixtures. The schema and the parser
+are generated from one table, which one test extends to watch both follow."""
 
 from __future__ import annotations
 
 import copy
 import json
 from collections.abc import Callable
+from types import MappingProxyType
 
+import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
@@ -17,13 +21,14 @@ from course import (
     FixtureProviderError,
     FixtureProviderErrorCode,
 )
-from course._adapter import FIXTURE_KEYS, RESPONSE_KEYS, SCHEMA_VERSION
-from course._parser import MAX_TOKENS, RECORD_FIELDS, STOP_REASONS, USAGE_ALIASES
+from course import _parser as parser
 from course._schema import DIALECT, fixture_schema
 
 from .helpers import collect, end, fixture, roundtrip, run, start, text, tool
 
 Code = FixtureProviderErrorCode
+MAX_TOKENS = 2**53 - 1
+USAGE_ALIASES = (("inputTokens", "input_tokens"), ("outputTokens", "output_tokens"))
 
 SCHEMA = fixture_schema()
 VALIDATOR = Draft202012Validator(SCHEMA)
@@ -88,48 +93,121 @@ def test_schema_description_states_the_one_way_implication() -> None:
     assert "shape only" in description
 
 
-# -- generated from the parser's definitions --------------------------------------------------
+# -- each shape rule, seen from both sides ----------------------------------------------------
+
+# One well-formed record of each type, written out (not read from the parser's table).
+EXAMPLES: dict[str, dict[str, object]] = {
+    "response_start": start("r-1"),
+    "text_delta": text("hi"),
+    "tool_call": tool("call-1", "add", left=1),
+    "response_end": end("r-1", "tool_call", {"inputTokens": 1, "output_tokens": 2}),
+    "transport_error": {"type": "transport_error", "message": "boom", "code": "E1"},
+}
+OPTIONAL = {("transport_error", "code")}
+WRONG_VALUES: list[object] = [None, 1, 1.5, True, "", "x", [], {}, ["a"], {"k": "v"}]
 
 
-def defs() -> dict[str, dict[str, object]]:
-    value = SCHEMA["$defs"]
-    assert isinstance(value, dict)
-    return value  # type: ignore[return-value]
+def placed(record: dict[str, object], kind: str) -> dict[str, object]:
+    """A fixture where ``record``, of type ``kind``, comes where that type is in order."""
+    if kind == "response_start":
+        return fixture([record, end("r-1")])
+    if kind == "response_end":
+        return fixture([start("r-1"), tool("call-1"), record])
+    return fixture(
+        [start("r-1"), record, end("r-1", "tool_call" if kind == "tool_call" else "stop")]
+    )
 
 
-def test_fixture_and_response_keys_come_from_the_adapter() -> None:
-    assert SCHEMA["required"] == list(FIXTURE_KEYS)
-    assert list(SCHEMA["properties"]) == list(FIXTURE_KEYS)  # type: ignore[arg-type]
-    assert SCHEMA["properties"]["schemaVersion"]["const"] == SCHEMA_VERSION  # type: ignore[index,call-overload]
-    assert defs()["response"]["required"] == list(RESPONSE_KEYS)
-    assert defs()["response"]["additionalProperties"] is False
+def well_formed(code: FixtureProviderErrorCode | None) -> bool:
+    """Whether the adapter found nothing wrong with the shape (a transport error always
+    fails its response, by its meaning)."""
+    return code is None or code is Code.PROVIDER_TRANSPORT_ERROR
 
 
-def test_record_types_and_fields_come_from_record_fields() -> None:
-    record = defs()["record"]
-    assert record["properties"] == {"type": {"enum": list(RECORD_FIELDS)}}
-    for kind, fields in RECORD_FIELDS.items():
-        schema = defs()[kind]
-        properties = schema["properties"]
-        assert isinstance(properties, dict)
-        assert list(properties) == ["type", *(f.name for f in fields)]
-        assert schema["required"] == ["type", *(f.name for f in fields if f.required)]
-        assert schema["additionalProperties"] is False
+def test_every_example_is_valid_for_both() -> None:
+    for kind, record in EXAMPLES.items():
+        data = placed(record, kind)
+        assert VALIDATOR.is_valid(data), kind
+        assert well_formed(verdict(data)), kind
 
 
-def test_stop_reasons_come_from_stop_reasons() -> None:
-    stop_reason = defs()["response_end"]["properties"]["stopReason"]  # type: ignore[index]
-    assert stop_reason["enum"] == list(STOP_REASONS)
+def test_an_unknown_record_key_is_refused_by_both() -> None:
+    for kind, record in EXAMPLES.items():
+        for key in ("extra", "Type", "responseid", "__proto__"):
+            data = placed({**record, key: 1}, kind)
+            assert not VALIDATOR.is_valid(data), (kind, key)
+            assert verdict(data) is Code.PROVIDER_MALFORMED_EVENT, (kind, key)
 
 
-def test_usage_comes_from_usage_aliases_and_max_tokens() -> None:
-    usage = defs()["usage"]
-    properties = usage["properties"]
-    assert isinstance(properties, dict)
-    assert list(properties) == [alias for pair in USAGE_ALIASES for alias in pair]
-    for count in properties.values():
-        assert count == {"type": "integer", "minimum": 0, "maximum": MAX_TOKENS}
-    assert usage["additionalProperties"] is False
+def test_each_field_left_out_is_refused_by_both_unless_optional() -> None:
+    for kind, record in EXAMPLES.items():
+        for key in record:
+            data = placed({k: v for k, v in record.items() if k != key}, kind)
+            optional = (kind, key) in OPTIONAL
+            assert VALIDATOR.is_valid(data) is optional, (kind, key)
+            assert well_formed(verdict(data)) is optional, (kind, key)
+
+
+def test_each_field_of_a_wrong_value_is_refused_by_both_or_by_neither() -> None:
+    for kind, record in EXAMPLES.items():
+        for key in record:
+            if key == "type":
+                continue
+            for wrong in WRONG_VALUES:
+                data = placed({**record, key: wrong}, kind)
+                code = verdict(data)
+                if VALIDATOR.is_valid(data):
+                    # Only the meaning rules may refuse a value of the right shape.
+                    assert code is None or code in NON_SHAPE_CODES, (kind, key, wrong)
+                else:
+                    assert code is Code.PROVIDER_MALFORMED_EVENT, (kind, key, wrong)
+
+
+def test_stop_reasons_and_usage_aliases_are_understood_alike() -> None:
+    usages_: list[tuple[dict[str, object], bool]] = [
+        ({"inputTokens": 1, "outputTokens": 2}, True),
+        ({"input_tokens": 1, "output_tokens": 2}, True),
+        ({"inputTokens": 1, "output_tokens": 2}, True),
+        ({"inputTokens": 0, "outputTokens": MAX_TOKENS}, True),
+        ({"inputTokens": 1, "input_tokens": 1, "outputTokens": 2}, False),
+        ({"inputTokens": 1}, False),
+        ({"inputTokens": 1, "outputTokens": MAX_TOKENS + 1}, False),
+        ({"inputTokens": -1, "outputTokens": 2}, False),
+        ({"inputTokens": 1, "outputTokens": 2, "total": 3}, False),
+    ]
+    for usage, valid in usages_:
+        data = fixture([start("r-1"), end("r-1", "stop", usage)])
+        assert VALIDATOR.is_valid(data) is valid, usage
+        assert (verdict(data) is None) is valid, usage
+    for reason, valid in [("stop", True), ("tool_call", True), ("toolCall", False), ("end", False)]:
+        data = fixture([start("r-1"), tool("c"), end("r-1", reason)])
+        assert VALIDATOR.is_valid(data) is valid, reason
+        if valid:
+            assert verdict(data) in (None, Code.PROVIDER_STOP_REASON_MISMATCH), reason
+        else:
+            assert verdict(data) is Code.PROVIDER_MALFORMED_EVENT, reason
+
+
+def test_one_table_drives_validation_messages_and_schema(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Add an optional field to a record type, in the table only: the parser accepts it,
+    # words its errors from it, and the schema describes it. (Before, a payload the
+    # parser's inline checks refused but its table allowed escaped as AssertionError.)
+    extended = dict(parser.RECORD_TYPES)
+    extended["text_delta"] = parser.RecordType(
+        (parser.Field("text", "string"), parser.Field("lang", "string", required=False))
+    )
+    monkeypatch.setattr(parser, "RECORD_TYPES", MappingProxyType(extended))
+    schema = Draft202012Validator(fixture_schema())
+    accepted = fixture([start(), {"type": "text_delta", "text": "a", "lang": "en"}, end()])
+    assert schema.is_valid(accepted)
+    assert verdict(accepted) is None
+    refused = fixture([start(), {"type": "text_delta", "text": "a", "lang": 7}, end()])
+    assert not schema.is_valid(refused)
+    outcome = run(collect(FixtureProviderAdapter(refused).stream(CourseModelRequest("q"))))
+    assert outcome.error is not None
+    assert outcome.error.code is Code.PROVIDER_MALFORMED_EVENT
+    assert outcome.error.path == "/responses/0/records/1/lang"
+    assert "`lang`" in outcome.error.message
 
 
 # -- concrete examples of both directions ------------------------------------------------------
@@ -217,12 +295,14 @@ _JSON = st.recursive(
     max_leaves=6,
 )
 _WORDS = [
-    *RECORD_FIELDS,
-    *(field.name for fields in RECORD_FIELDS.values() for field in fields),
+    *EXAMPLES,
+    *(key for record in EXAMPLES.values() for key in record),
     *(alias for pair in USAGE_ALIASES for alias in pair),
-    *STOP_REASONS,
-    *FIXTURE_KEYS,
-    *RESPONSE_KEYS,
+    "stop",
+    "tool_call",
+    "schemaVersion",
+    "responses",
+    "records",
     "assistant",
     "type",
     "extra",
@@ -322,7 +402,7 @@ _VALID_RECORDS = st.one_of(
     st.builds(start, _POOL_IDS),
     st.builds(text, _STRINGS),
     st.builds(tool, _POOL_IDS),
-    st.builds(end, _POOL_IDS, st.sampled_from(list(STOP_REASONS)), usages()),
+    st.builds(end, _POOL_IDS, st.sampled_from(["stop", "tool_call"]), usages()),
     st.builds(lambda message: {"type": "transport_error", "message": message}, _STRINGS),
 )
 

@@ -87,16 +87,19 @@ def test_a_shared_sub_object_that_fits_is_reused_not_copied_again() -> None:
 
 def test_repr_of_a_shared_graph_is_short() -> None:
     response = tool_response(doubling_graph(60))
-    text = repr(response)
+    assert len(repr(response)) < 2_000
+    text = repr(response.message.content[0])
     assert len(text) < 2_000
-    assert "CourseToolCallBlock(id='call-1', name='add', arguments={" in text
+    assert text.startswith("CourseToolCallBlock(id='call-1', name='add', arguments={")
+    assert "..." in text
 
 
 def test_repr_of_small_arguments_is_complete() -> None:
     response = tool_response({"left": 20, "right": 22})
     block = response.message.content[0]
     assert repr(block) == (
-        "CourseToolCallBlock(id='call-1', name='add', arguments={'left': 20, 'right': 22})"
+        "CourseToolCallBlock(id='call-1', name='add', arguments={'left': 20, 'right': 22}, "
+        "type='toolCall')"
     )
 
 
@@ -167,7 +170,6 @@ def test_a_loading_error_inside_a_record_names_its_response_and_record(tmp_path:
     assert (error.response_index, error.record_index) == (0, 0)
     assert error.path == "/responses/0/records/0/text"
     assert f"{path}:2:39:" in str(error)
-    assert "line 2, column 39" in str(error)
 
 
 def test_a_hand_built_tool_chunk_freezes_plain_arguments() -> None:
@@ -256,7 +258,7 @@ def test_hand_built_values_are_immutable_all_the_way_down() -> None:
         node["n"] = {}
         node = node["n"]  # type: ignore[assignment]
     block = CourseToolCallBlock("c", "n", deep)  # type: ignore[arg-type]
-    assert type(block.arguments).__name__ == "mappingproxy"
+    assert type(block.arguments).__name__ == "JsonObject"
     message = CourseAssistantMessage("m", [CourseTextBlock("x")])  # type: ignore[arg-type]
     assert message.content == (CourseTextBlock("x"),)
     request = CourseModelRequest("r", messages=[message])  # type: ignore[arg-type]

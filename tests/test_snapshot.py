@@ -23,7 +23,7 @@ from course import (
     FixtureProviderErrorCode,
     thaw,
 )
-from course._json import MAX_DEPTH
+from course._json import MAX_DEPTH, JsonObject
 
 from .helpers import collect, end, fixture, roundtrip, run, source_of, start, stream_one, text
 
@@ -449,7 +449,7 @@ def test_a_shared_sub_object_is_one_read_only_object_in_the_arguments() -> None:
     assert arguments["a"] is arguments["b"]
     assert arguments["a"] is not arguments["c"]  # equal but distinct stays distinct
     assert arguments["x"] is arguments["y"]
-    assert type(arguments) is MappingProxyType and type(arguments["a"]) is MappingProxyType
+    assert type(arguments) is JsonObject and type(arguments["a"]) is JsonObject
     assert arguments["x"] == ("x",)
     with pytest.raises(TypeError):
         arguments["a"]["k"] = 3  # type: ignore[index]

@@ -21,6 +21,7 @@ from course import (
 from course._json import MAX_DEPTH
 from course._json_text import JsonSyntaxError, line_and_column
 from course._json_text import parse_positioned as parse_json
+from course._loading import parse_fixture_text, place
 
 from .helpers import ROUNDTRIP_PATH, collect, run
 
@@ -41,9 +42,11 @@ def rejection(path: Path) -> FixtureProviderError:
 
 
 def assert_located(path: Path, line: int, column: int) -> FixtureProviderError:
-    """``load_fixture(path)`` fails, and its message says ``file:line:column``."""
+    """``load_fixture(path)`` fails; its message starts ``file:line:column: ``, and the
+    error holds the line and the column as data too."""
     error = rejection(path)
-    assert f"{path}:{line}:{column}:" in str(error), str(error)
+    assert error.message.startswith(f"{path}:{line}:{column}: "), str(error)
+    assert (error.line, error.column) == (line, column)
     return error
 
 
@@ -250,8 +253,43 @@ def test_json_syntax_that_python_forgives_or_never_was_json_is_rejected(
 def test_missing_file_is_invalid_fixture_not_file_not_found(tmp_path: Path) -> None:
     path = tmp_path / "absent.json"
     error = rejection(path)
-    assert str(path) in str(error)
+    assert error.message.startswith(f"{path}: cannot read the fixture file: ")
     assert isinstance(error.__cause__, FileNotFoundError)
+    assert (error.line, error.column, error.path) == (None, None, None)
+
+
+def test_the_place_is_said_once_in_a_message() -> None:
+    # The message names the place once; the CLI prints the reason after its own place.
+    text = '{"schemaVersion": 1,\n "responses": [NaN]}'
+    with pytest.raises(FixtureProviderError) as caught:
+        parse_fixture_text("f.json", text)
+    error = caught.value
+    assert error.message == "f.json:2:16: Expected a finite number, got NaN (not JSON)"
+    assert (error.line, error.column, error.path) == (2, 16, "/responses/0")
+    assert (error.response_index, error.record_index) == (0, None)
+    assert place("f.json", 2, 16) == "f.json:2:16" and place("f.json") == "f.json"
+
+
+def test_a_part_of_the_text_is_parsed_and_located_in_the_whole_text() -> None:
+    text = '{"responses": [\n  {"records": [1,]}]}'
+    start = text.index('{"records"')
+    end = text.rindex("]")
+    with pytest.raises(FixtureProviderError) as caught:
+        parse_fixture_text("f.json", text, start=start, end=end, path="/responses/0")
+    error = caught.value
+    assert (error.line, error.column) == (2, 17)  # the trailing comma
+    assert error.path == "/responses/0/records"
+    assert (error.response_index, error.record_index) == (0, None)
+    assert parse_fixture_text("f.json", text, start=start + 13, end=start + 14) == 1
+
+
+def test_a_part_counts_the_containers_around_it_against_the_nesting_limit() -> None:
+    inner = nested_lists(MAX_DEPTH - 2)
+    assert parse_fixture_text("f.json", inner, enclosing=2) is not None
+    with pytest.raises(FixtureProviderError) as caught:
+        parse_fixture_text("f.json", "[" + inner + "]", enclosing=2)
+    assert f"limit of {MAX_DEPTH} levels" in caught.value.message
+    assert caught.value.column == MAX_DEPTH - 1
 
 
 def test_a_directory_is_invalid_fixture_not_os_error(tmp_path: Path) -> None:

@@ -1,73 +1,74 @@
-"""Fixture files for the commands: load strictly, play every response, say where.
+"""Fixture files for the commands: check each response as the adapter would, and say where.
 
-``load`` turns a file into an adapter (or into a finding, when the file is not a
-fixture); ``play`` streams every queued response as an agent loop would; ``Fixture``
-maps an error's JSON pointer back to a line and column of the file.
+``check`` loads a file strictly and builds the adapter. A file the adapter refuses is
+split, so that one broken response never hides the others: a response that is not
+strict JSON, or that the adapter's constructor refuses, becomes a finding of its own,
+and the rest are still played. ``play`` streams every queued response as an agent
+loop would, and ``Checked.finding`` turns an error into a finding that points into the
+file.
+
+Positions are looked up only for the findings that are printed, in the text already
+read (``TextPositions``): loading itself takes the fast path.
 """
 
 from __future__ import annotations
 
-import bisect
 import os
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.resources import as_file, files
 from pathlib import Path
 from typing import Final
 
-from .._adapter import FixtureProviderAdapter
+from .._adapter import FIXTURE_KEYS, RESPONSE_KEYS, FixtureProviderAdapter
 from .._errors import FixtureProviderError
-from .._loading import read_fixture
+from .._json import PlainJson
+from .._json_text import TextPositions, item_spans
+from .._loading import parse_fixture_text, place, read_fixture_text
 from .._model import CourseModelChunk, CourseModelRequest, CourseModelResponse
+from .._parser import RECORD_FIELDS, USAGE_ALIASES
 from ._output import Finding, Status
 
 __all__ = [
     "BUNDLED_FIXTURE",
     "Call",
-    "Fixture",
+    "Checked",
     "bundled_fixture",
+    "by_response",
+    "check",
     "expand",
     "load",
-    "outcome",
     "play",
 ]
 
 BUNDLED_FIXTURE: Final = "provider-tool-roundtrip.json"
 
+MAX_REFUSED_RESPONSES: Final = 100
+"""Past this many refused responses in one file, the rest of the file is not checked."""
 
-class Fixture:
-    """A loaded fixture file: its adapter, and where each of its values starts."""
+_STAND_IN: Final[dict[str, PlainJson]] = {"records": []}
+"""A response the adapter's constructor accepts, queued in place of a refused one."""
 
-    __slots__ = ("_line_starts", "name", "offsets", "text")
 
-    def __init__(self, name: str, text: str, offsets: dict[str, int]) -> None:
-        self.name = name
-        self.text = text
-        self.offsets = offsets
-        self._line_starts: list[int] | None = None
+@dataclass(slots=True)
+class Checked:
+    """One file, checked: what was refused, and an adapter for everything else."""
 
-    def position(self, path: str | None) -> tuple[int, int] | tuple[None, None]:
-        """The line and column of the value at ``path``, or of its nearest ancestor."""
-        if path is None:
-            return None, None
-        parts = path.split("/")
-        while True:
-            offset = self.offsets.get("/".join(parts))
-            if offset is not None:
-                break
-            if len(parts) <= 1:
-                return None, None
-            parts.pop()
-        if self._line_starts is None:
-            self._line_starts = [0, *(m.end() for m in re.finditer("\n", self.text))]
-        line = bisect.bisect_right(self._line_starts, offset)
-        return line, offset - self._line_starts[line - 1] + 1
+    name: str
+    text: str | None = None
+    data: PlainJson = None
+    refused: list[Finding] = field(default_factory=list)
+    """The fixture itself, or single responses, that are not a fixture's."""
+    adapter: FixtureProviderAdapter | None = None
+    """The fixture's responses, each refused one replaced by a stand-in."""
+    stand_ins: set[int] = field(default_factory=set)
+    """Indexes of the responses the adapter holds only as stand-ins: not to be played."""
+    _positions: TextPositions | None = None
 
     def finding(self, error: FixtureProviderError, status: Status, chunks: int = 0) -> Finding:
-        """``error`` as a finding of this file, located by its path."""
-        line, column = self.position(error.path)
+        """``error`` (of the adapter, or of a stream) as a finding, located by its path."""
+        line, column = self.position(error.path, key=_names_a_key(self.data, error.path))
         return Finding(
             self.name,
             status,
@@ -80,41 +81,214 @@ class Fixture:
             chunks=chunks,
         )
 
-
-_LOADER_POSITION = re.compile(r"(\d+):(\d+): ")
-
-
-def load(name: str) -> tuple[Fixture, FixtureProviderAdapter] | Finding:
-    """Load strictly and construct the adapter; a file that is not a fixture is a Finding."""
-    offsets: dict[str, int] = {}
-    try:
-        data, text = read_fixture(name, offsets)
-    except FixtureProviderError as error:
-        # The loader's message reads "FILE:LINE:COLUMN: why" (or "FILE: why").
-        message = error.message
-        line = column = None
-        if message.startswith(name + ":"):
-            message = message[len(name) + 1 :]
-            match = _LOADER_POSITION.match(message)
-            if match is not None:
-                line, column = int(match.group(1)), int(match.group(2))
-                message = message[match.end() :].removesuffix(f" (line {line}, column {column})")
-            message = message.strip()
+    def outcome(self, call: Call, *, locate_ok: bool = True) -> Finding:
+        """The finding of one played call; a settled response's position is looked up
+        only with ``locate_ok`` (a failure's always is)."""
+        if isinstance(call.outcome, FixtureProviderError):
+            return self.finding(call.outcome, "failed", len(call.chunks))
+        line, column = self.position(f"/responses/{call.index}" if locate_ok else None)
         return Finding(
-            name,
-            "invalid",
+            self.name,
+            "ok",
             line,
             column,
-            error.response_index,
-            error.code.value,
-            message,
-            error.path,
+            call.index,
+            stop_reason=call.outcome.stop_reason,
+            chunks=len(call.chunks),
         )
-    fixture = Fixture(name, text, offsets)
+
+    def position(
+        self, path: str | None, *, key: bool = False
+    ) -> tuple[int, int] | tuple[None, None]:
+        """The line and column of the value (or the key) at ``path``, or of its nearest
+        enclosing value in the file."""
+        if path is None or self.text is None:
+            return None, None
+        if self._positions is None:
+            self._positions = TextPositions(self.text)
+        offset = self._positions.offset(path, key=key)
+        if offset is None:
+            return None, None
+        return self._positions.line_and_column(offset)
+
+    def remember(self, spans: list[tuple[int, int]]) -> None:
+        """Where each response starts, in a text that is broken before some of them."""
+        if self.text is not None:
+            self._positions = TextPositions(self.text)
+            for index, (start, _) in enumerate(spans):
+                self._positions.remember(f"/responses/{index}", start)
+
+
+def check(name: str) -> Checked:
+    """Load ``name`` strictly and build the adapter, one response at a time if need be."""
+    checked = Checked(name)
     try:
-        return fixture, FixtureProviderAdapter(data)
+        checked.text = text = read_fixture_text(name)
     except FixtureProviderError as error:
-        return fixture.finding(error, "invalid")
+        checked.refused.append(_loader_finding(name, error))
+        return checked
+    try:
+        checked.data = parse_fixture_text(name, text)
+    except FixtureProviderError as error:
+        if error.response_index is None or not _split_text(checked):
+            checked.refused.append(_loader_finding(name, error))
+            return checked
+    _build(checked)
+    # The fixture's own problems first, then response by response.
+    checked.refused.sort(key=by_response)
+    return checked
+
+
+def by_response(finding: Finding) -> int:
+    """Sort key: the fixture's own findings first, then response by response."""
+    return -1 if finding.response is None else finding.response
+
+
+def load(name: str) -> tuple[Checked, FixtureProviderAdapter] | Finding:
+    """The adapter of the whole fixture, or the first reason there is none (for commands
+    that need every response, such as ``serve``; ``check`` tells about each response)."""
+    checked = check(name)
+    if checked.refused or checked.adapter is None:
+        return checked.refused[0]
+    return checked, checked.adapter
+
+
+def _split_text(checked: Checked) -> bool:
+    """Parse the fixture response by response, around the ones that are not strict JSON.
+
+    ``False`` if the responses cannot be told apart, or the rest of the fixture is not
+    strict JSON either: then the first error is all there is to say.
+    """
+    name, text = checked.name, checked.text
+    assert text is not None
+    spans = item_spans(text, "responses")
+    if spans is None:
+        return False
+    # The fixture without its responses: each becomes a 0 of the same length and the
+    # same number of lines, so every offset and line stays where it was.
+    pieces: list[str] = []
+    done = 0
+    for start, end in spans:
+        newlines = text.count("\n", start, end)
+        pieces += [text[done:start], "0", " " * (end - start - 1 - newlines), "\n" * newlines]
+        done = end
+    pieces.append(text[done:])
+    try:
+        frame = parse_fixture_text(name, "".join(pieces))
+    except FixtureProviderError:
+        return False
+    if type(frame) is not dict or type(frame.get("responses")) is not list:
+        return False
+    checked.remember(spans)
+    responses: list[PlainJson] = []
+    for index, (start, end) in enumerate(spans):
+        try:
+            responses.append(
+                parse_fixture_text(
+                    name, text, start=start, end=end, path=f"/responses/{index}", enclosing=2
+                )
+            )
+        except FixtureProviderError as error:
+            checked.refused.append(_loader_finding(name, error))
+            checked.stand_ins.add(index)
+            responses.append(_STAND_IN)
+    checked.data = {**frame, "responses": responses}
+    return True
+
+
+def _build(checked: Checked) -> None:
+    """The adapter, with a stand-in for each response its constructor refuses.
+
+    The constructor stops at the first refused response; the search for the next one
+    starts after it (stand-ins before it cost next to nothing), so finding every
+    refused response costs about one construction, not one per refusal.
+    """
+    fixture = checked.data
+    try:
+        checked.adapter = FixtureProviderAdapter(fixture)
+        return
+    except FixtureProviderError as refusal:
+        first = refusal
+    responses = fixture.get("responses") if type(fixture) is dict else None
+    if first.response_index is None or type(responses) is not list:
+        # The fixture itself is refused: its responses mean nothing on their own.
+        checked.refused.append(checked.finding(first, "invalid"))
+        return
+    queued = [_STAND_IN if at in checked.stand_ins else r for at, r in enumerate(responses)]
+    error: FixtureProviderError | None = first
+    while error is not None:
+        index = error.response_index
+        checked.refused.append(checked.finding(error, "invalid"))
+        if index is None or index in checked.stand_ins:
+            return  # the fixture itself (cannot happen after the first try)
+        checked.stand_ins.add(index)
+        queued[index] = _STAND_IN
+        if len(checked.stand_ins) >= MAX_REFUSED_RESPONSES:
+            message = (
+                f"Stopped after {MAX_REFUSED_RESPONSES} refused responses; "
+                "the rest of the file was not checked"
+            )
+            checked.refused.append(
+                Finding(checked.name, "invalid", code=first.code.value, message=message)
+            )
+            return
+        rest = [_STAND_IN] * (index + 1) + queued[index + 1 :]
+        try:
+            FixtureProviderAdapter({**fixture, "responses": rest})  # type: ignore[dict-item]
+            error = None
+        except FixtureProviderError as next_error:
+            error = next_error
+    checked.adapter = FixtureProviderAdapter({**fixture, "responses": queued})  # type: ignore[dict-item]
+
+
+def _loader_finding(name: str, error: FixtureProviderError) -> Finding:
+    """A loading error as a finding: the place as data, the message without it."""
+    return Finding(
+        name,
+        "invalid",
+        error.line,
+        error.column,
+        error.response_index,
+        error.code.value,
+        error.message.removeprefix(place(name, error.line, error.column) + ": "),
+        error.path,
+    )
+
+
+def _names_a_key(data: PlainJson, path: str | None) -> bool:
+    """Whether ``path`` names a member its object may not hold: a key the format does not
+    know there, or the second alias of a usage count. Such an error is about the key,
+    so it points at the key (as a duplicate key does), not at the value."""
+    if not path:
+        return False
+    *parents, key = [part.replace("~1", "/").replace("~0", "~") for part in path.split("/")[1:]]
+    owner: PlainJson = data
+    for part in parents:
+        if type(owner) is dict:
+            owner = owner.get(part)
+        elif type(owner) is list and part.isdigit() and int(part) < len(owner):
+            owner = owner[int(part)]
+        else:
+            return False
+    if type(owner) is not dict or key not in owner:
+        return False
+    shape = [part if not part.isdigit() else "#" for part in parents]
+    if shape == []:
+        allowed: tuple[str, ...] = FIXTURE_KEYS
+    elif shape == ["responses", "#"]:
+        allowed = RESPONSE_KEYS
+    elif shape == ["responses", "#", "records", "#"]:
+        kind = owner.get("type")
+        if type(kind) is not str or kind not in RECORD_FIELDS:
+            return False
+        allowed = ("type", *(spec.name for spec in RECORD_FIELDS[kind]))
+    elif shape == ["responses", "#", "records", "#", "usage"]:
+        if any(key == second and first in owner for first, second in USAGE_ALIASES):
+            return True
+        allowed = tuple(alias for aliases in USAGE_ALIASES for alias in aliases)
+    else:
+        return False  # tool-call arguments and the like: open objects
+    return key not in allowed
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,11 +300,21 @@ class Call:
     chunks: list[CourseModelChunk]
     outcome: CourseModelResponse | FixtureProviderError
 
+    @property
+    def index(self) -> int:
+        """The index of the response the call took."""
+        return self.number - 1
 
-async def play(adapter: FixtureProviderAdapter, prefix: str) -> list[Call]:
-    """Stream every queued response, in order, keeping chunks and outcomes."""
+
+async def play(checked: Checked, prefix: str) -> list[Call]:
+    """Stream every queued response, in order, keeping chunks and outcomes.
+
+    A stand-in for a refused response is streamed (so that later calls take the
+    responses they should) but not kept.
+    """
     calls: list[Call] = []
-    while adapter.pending:
+    adapter = checked.adapter
+    while adapter is not None and adapter.pending:
         number = adapter.call_count + 1
         request = CourseModelRequest(f"{prefix}-{number}")
         chunks: list[CourseModelChunk] = []
@@ -142,25 +326,9 @@ async def play(adapter: FixtureProviderAdapter, prefix: str) -> list[Call]:
                 outcome = await stream.result()
             except FixtureProviderError as error:
                 outcome = error
-        calls.append(Call(number, request.id, chunks, outcome))
+        if number - 1 not in checked.stand_ins:
+            calls.append(Call(number, request.id, chunks, outcome))
     return calls
-
-
-def outcome(fixture: Fixture, call: Call) -> Finding:
-    """The finding of one played call."""
-    if isinstance(call.outcome, FixtureProviderError):
-        return fixture.finding(call.outcome, "failed", len(call.chunks))
-    index = call.number - 1
-    line, column = fixture.position(f"/responses/{index}")
-    return Finding(
-        fixture.name,
-        "ok",
-        line,
-        column,
-        index,
-        stop_reason=call.outcome.stop_reason,
-        chunks=len(call.chunks),
-    )
 
 
 def expand(paths: list[str]) -> list[str]:

@@ -1,4 +1,8 @@
-"""``course-fixture demo``: a small agent loop, offline, against the bundled round trip."""
+"""``course-fixture demo``: a small agent loop, offline, against the bundled round trip.
+
+The loop lives here, in the package, so that the command works from any installation;
+``examples/agent_loop.py`` imports it to run it as a program of its own.
+"""
 
 from __future__ import annotations
 
@@ -18,9 +22,6 @@ from ._output import EXIT_OK
 __all__ = ["HELP", "TOOLS", "add", "add_arguments", "agent_loop", "run"]
 
 HELP = "run a small agent loop offline against the bundled round trip"
-
-# The same loop as examples/agent_loop.py (which is not installed), shipped so that
-# ``course-fixture demo`` works from any installation.
 
 
 def add(left: int, right: int) -> int:

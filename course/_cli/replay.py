@@ -9,7 +9,7 @@ import sys
 
 from .._errors import FixtureProviderError
 from .._json import PlainJson, thaw
-from ._fixtures import Call, Fixture, bundled_fixture, load, play
+from ._fixtures import Call, Checked, bundled_fixture, check, play
 from ._output import (
     BOLD,
     CYAN,
@@ -19,7 +19,6 @@ from ._output import (
     EXIT_OK,
     GREEN,
     RED,
-    Finding,
     Out,
     one_line,
     plural,
@@ -50,20 +49,21 @@ def run(args: argparse.Namespace) -> int:
 
 def replay(name: str, *, as_json: bool) -> int:
     out = Out(sys.stdout)
-    loaded = load(name)
-    if isinstance(loaded, Finding):
+    checked = check(name)
+    if checked.refused:
         if as_json:
-            out.json({"error": loaded.to_dict()})
+            for finding in checked.refused:
+                out.json({"error": finding.to_dict()})
         else:
-            print_findings(out, [loaded])
+            print_findings(out, checked.refused)
         return EXIT_NOT_A_FIXTURE
-    fixture, adapter = loaded
-    count = adapter.pending
-    calls = asyncio.run(play(adapter, "request"))
+    assert checked.adapter is not None
+    count = checked.adapter.pending
+    calls = asyncio.run(play(checked, "request"))
     if not as_json:
         out.line(out.paint(f"replaying {one_line(name)}", BOLD) + f" ({plural(count, 'response')})")
     for call in calls:
-        _print_call(out, fixture, call, as_json=as_json)
+        _print_call(out, checked, call, as_json=as_json)
     failed = sum(1 for call in calls if isinstance(call.outcome, FixtureProviderError))
     if not as_json:
         ok = len(calls) - failed
@@ -74,7 +74,7 @@ def replay(name: str, *, as_json: bool) -> int:
     return EXIT_FAILED if failed else EXIT_OK
 
 
-def _print_call(out: Out, fixture: Fixture, call: Call, *, as_json: bool) -> None:
+def _print_call(out: Out, checked: Checked, call: Call, *, as_json: bool) -> None:
     head: dict[str, PlainJson] = {"call": call.number, "requestId": call.request_id}
     if as_json:
         for chunk in call.chunks:
@@ -83,7 +83,7 @@ def _print_call(out: Out, fixture: Fixture, call: Call, *, as_json: bool) -> Non
             out.json(
                 {
                     **head,
-                    "error": fixture.finding(call.outcome, "failed", len(call.chunks)).to_dict(),
+                    "error": checked.finding(call.outcome, "failed", len(call.chunks)).to_dict(),
                 }
             )
         else:
@@ -113,7 +113,7 @@ def _print_call(out: Out, fixture: Fixture, call: Call, *, as_json: bool) -> Non
             f"{usage.input_tokens} in / {usage.output_tokens} out"
         )
     else:
-        finding = fixture.finding(response, "failed")
+        finding = checked.finding(response, "failed")
         out.line(
             f"  error     {out.paint(finding.code or '', RED)} "
             f"{out.paint(one_line(finding.where) + ':', BOLD)} {one_line(finding.message or '')}"

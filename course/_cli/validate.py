@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import sys
 
-from ._fixtures import expand, load, outcome, play
+from ._fixtures import by_response, check, expand, play
 from ._output import (
     EXIT_FAILED,
     EXIT_NOT_A_FIXTURE,
@@ -54,13 +54,16 @@ def validate(paths: list[str], *, quiet: bool, as_json: bool) -> int:
 
     async def run_all() -> None:
         for done, name in enumerate(names, 1):
-            loaded = load(name)
-            if isinstance(loaded, Finding):
-                results = [loaded]
-            else:
-                fixture, adapter = loaded
-                calls = await play(adapter, "validate")
-                results = [outcome(fixture, call) for call in calls]
+            checked = check(name)
+            results = [
+                *checked.refused,
+                # --quiet shows no settled response: no need to find where it is.
+                *(
+                    checked.outcome(call, locate_ok=not quiet)
+                    for call in await play(checked, "validate")
+                ),
+            ]
+            results.sort(key=by_response)
             for finding in results:
                 findings.append(finding)
                 if as_json and not (quiet and finding.status == "ok"):
@@ -72,14 +75,16 @@ def validate(paths: list[str], *, quiet: bool, as_json: bool) -> int:
         asyncio.run(run_all())
     finally:
         progress.clear()
-    invalid = sum(1 for f in findings if f.status == "invalid")
-    failed = sum(1 for f in findings if f.status == "failed")
+    # A file is not a fixture when anything in it was refused; a refused response
+    # counts as a failed one.
+    not_fixtures = len({f.file for f in findings if f.status == "invalid"})
     ok = sum(1 for f in findings if f.status == "ok")
+    failed = sum(1 for f in findings if f.status != "ok" and f.response is not None)
     if not as_json:
         shown = [f for f in findings if not (quiet and f.status == "ok")]
         print_findings(out, shown)
         if not quiet:
-            print_summary(out, len(names), invalid, ok, failed)
-    if invalid:
+            print_summary(out, len(names), not_fixtures, ok, failed)
+    if not_fixtures:
         return EXIT_NOT_A_FIXTURE
     return EXIT_FAILED if failed else EXIT_OK

@@ -57,6 +57,8 @@ from course import (  # noqa: E402
     FixtureProviderErrorCode,
     load_fixture,
 )
+from course._cli._fixtures import check as check_file  # noqa: E402
+from course._cli._fixtures import play  # noqa: E402
 from tests.oracle import Completed, predict_fixture  # noqa: E402
 from tests.strategies import mutated_fixtures, valid_fixtures  # noqa: E402
 
@@ -170,17 +172,37 @@ def check_fixture(fixture: object, *, oracle: bool = True) -> str:
 
 
 def check_bytes(data: bytes, scratch: Path, *, oracle: bool = True) -> str:
-    """The fuzz target: write ``data`` to a file, load it, stream it."""
+    """The fuzz target: write ``data`` to a file, load it, stream it; then check that
+    ``course-fixture validate`` reads the file the same way."""
     scratch.write_bytes(data)
     try:
         fixture = load_fixture(scratch)
     except FixtureProviderError as exc:
         if exc.code is not FixtureProviderErrorCode.PROVIDER_INVALID_FIXTURE:
             raise Finding(f"load_fixture failed with {exc!r}") from exc
-        if str(scratch) not in str(exc):
+        if not exc.message.startswith(f"{scratch}:"):
             raise Finding(f"the error does not name the file: {exc}") from exc
-        return "rejected by load_fixture"
-    return check_fixture(fixture, oracle=oracle)
+        if exc.line is None or exc.column is None:  # the file is readable: a place exists
+            raise Finding(f"the error has no line and column: {exc!r}") from exc
+        outcome = "rejected by load_fixture"
+    else:
+        outcome = check_fixture(fixture, oracle=oracle)
+    _check_command_line(scratch, outcome)
+    return outcome
+
+
+def _check_command_line(scratch: Path, outcome: str) -> None:
+    """The command line refuses what loading and construction refuse, and nothing else;
+    however it splits a broken file, it says where and ends in findings, never raises."""
+    checked = check_file(str(scratch))
+    if (outcome == "streamed") != (not checked.refused):
+        raise Finding(f"the command line disagrees ({outcome}): {checked.refused}")
+    for finding in checked.refused:
+        if finding.status != "invalid" or finding.code != "PROVIDER_INVALID_FIXTURE":
+            raise Finding(f"a refusal that is not an invalid fixture: {finding}")
+    if checked.adapter is not None:
+        for call in asyncio.run(play(checked, "fuzz")):
+            checked.outcome(call)  # locates the finding: must not raise
 
 
 # -- Hypothesis' fuzzing entry point ---------------------------------------------------

@@ -13,10 +13,19 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["MAX_DEPTH", "Completed", "Failed", "predict_fixture", "predict_response"]
+__all__ = [
+    "INT_LIMIT",
+    "MAX_DEPTH",
+    "Completed",
+    "Failed",
+    "plain",
+    "predict_fixture",
+    "predict_response",
+]
 
 MAX_DEPTH = 256  # containers, counting the fixture root as 1
 SAFE = 2**53 - 1
+INT_LIMIT = 10**4300  # integers of at most 4,300 decimal digits (never str() them)
 
 
 @dataclass(frozen=True)
@@ -43,7 +52,7 @@ def plain(value: object, depth: int = 1) -> bool:
     if type(value) is list:
         return depth <= MAX_DEPTH and all(plain(v, depth + 1) for v in value)
     if type(value) is int:
-        return len(str(abs(value))) <= 4300
+        return -INT_LIMIT < value < INT_LIMIT
     if type(value) is float:
         return math.isfinite(value)
     return value is None or type(value) in (str, bool)

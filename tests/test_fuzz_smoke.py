@@ -20,6 +20,10 @@ from .helpers import ROUNDTRIP_PATH, end, fixture, start, text
 
 FUZZ_PATH = Path(__file__).resolve().parent.parent / "fuzz" / "fuzz_fixture.py"
 
+LOADER = "rejected by load_fixture"
+ADAPTER = "rejected by the adapter"
+STREAMED = "streamed"
+
 
 def _load() -> ModuleType:
     name = "fuzz_fixture"
@@ -40,11 +44,7 @@ def test_a_short_fuzz_run_finds_nothing(tmp_path: Path) -> None:
     state = fuzz_fixture.fuzz(iterations=400, seed=0, crash_dir=tmp_path, log=lambda message: None)
     assert state.executions == 400
     # The run reached all three ends: rejected bytes, rejected fixtures, streamed ones.
-    assert set(state.outcomes) == {
-        "rejected by load_fixture",
-        "rejected by the adapter",
-        "streamed",
-    }
+    assert set(state.outcomes) == {LOADER, ADAPTER, STREAMED}
     assert list(tmp_path.iterdir()) == []
 
 
@@ -56,29 +56,53 @@ def test_the_hypothesis_entry_point_runs_structured_inputs(tmp_path: Path) -> No
     assert state.executions >= 1
 
 
-HOSTILE_TEXTS = {
-    "bundled": ROUNDTRIP_PATH.read_bytes(),
-    "empty": b"",
-    "BOM": b"\xef\xbb\xbf" + ROUNDTRIP_PATH.read_bytes(),
-    "invalid UTF-8": b'{"schemaVersion": 1, "responses": [], "\xff": 1}',
-    "encoded surrogate": b'{"schemaVersion": 1, "responses": [], "\xed\xa0\x80": 1}',
-    "duplicate key": b'{"schemaVersion": 1, "schemaVersion": 1, "responses": []}',
-    "NaN": b'{"schemaVersion": NaN, "responses": []}',
-    "overflow": b'{"schemaVersion": 1e400, "responses": []}',
-    "4301 digits": b'{"schemaVersion": ' + b"9" * 4301 + b', "responses": []}',
-    "100000 levels": b"[" * 100_000 + b"]" * 100_000,
-    "lone surrogate escape": json.dumps(
-        fixture([start("\ud800"), text("\udfff"), end("\ud800")])
-    ).encode(),
-    "not a fixture": b"[1, 2, 3]",
-    "trailing data": b'{"schemaVersion": 1, "responses": []} []',
+HOSTILE_TEXTS: dict[str, tuple[bytes, str]] = {
+    # name: (the bytes, the one outcome they must have)
+    "bundled": (ROUNDTRIP_PATH.read_bytes(), STREAMED),
+    "empty": (b"", LOADER),
+    "BOM": (b"\xef\xbb\xbf" + ROUNDTRIP_PATH.read_bytes(), LOADER),
+    "invalid UTF-8": (b'{"schemaVersion": 1, "responses": [], "\xff": 1}', LOADER),
+    "encoded surrogate": (b'{"schemaVersion": 1, "responses": [], "\xed\xa0\x80": 1}', LOADER),
+    "duplicate key": (b'{"schemaVersion": 1, "schemaVersion": 1, "responses": []}', LOADER),
+    "duplicate key in a record": (
+        json.dumps(fixture([start(), text("a"), end()]))
+        .replace('"text": "a"', '"text": "a", "text": "b"')
+        .encode(),
+        LOADER,
+    ),
+    "NaN": (b'{"schemaVersion": NaN, "responses": []}', LOADER),
+    "Infinity in a record": (
+        json.dumps(fixture([start(), text("a"), end()])).replace('"a"', "Infinity").encode(),
+        LOADER,
+    ),
+    "overflow": (b'{"schemaVersion": 1e400, "responses": []}', LOADER),
+    "4300 digits": (b'{"schemaVersion": 1, "responses": [], "n": ' + b"9" * 4300 + b"}", ADAPTER),
+    "4301 digits": (b'{"schemaVersion": ' + b"9" * 4301 + b', "responses": []}', LOADER),
+    "nesting at the limit": (
+        b'{"schemaVersion": 1, "responses": [{"records": [' + b"[" * 252 + b"]" * 252 + b"]}]}",
+        STREAMED,
+    ),
+    "nesting past the limit": (
+        b'{"schemaVersion": 1, "responses": [{"records": [' + b"[" * 253 + b"]" * 253 + b"]}]}",
+        LOADER,
+    ),
+    "100000 levels": (b"[" * 100_000 + b"]" * 100_000, LOADER),
+    "lone surrogate escape": (
+        json.dumps(fixture([start("\ud800"), text("\udfff"), end("\ud800")])).encode(),
+        STREAMED,
+    ),
+    "trailing comma": (b'{"schemaVersion": 1, "responses": [],}', LOADER),
+    "control character": (b'{"schemaVersion": 1, "responses": [], "\x01": 1}', LOADER),
+    "not a fixture": (b"[1, 2, 3]", ADAPTER),
+    "wrong schema version": (b'{"schemaVersion": 1.0, "responses": []}', ADAPTER),
+    "trailing data": (b'{"schemaVersion": 1, "responses": []} []', LOADER),
 }
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE_TEXTS))
 def test_the_target_handles_hostile_texts(name: str, tmp_path: Path) -> None:
-    outcome = fuzz_fixture.check_bytes(HOSTILE_TEXTS[name], tmp_path / "fixture.json")
-    assert outcome in {"rejected by load_fixture", "rejected by the adapter", "streamed"}
+    data, expected = HOSTILE_TEXTS[name]
+    assert fuzz_fixture.check_bytes(data, tmp_path / "fixture.json") == expected
 
 
 def test_a_disagreement_is_a_finding_and_its_input_is_saved(

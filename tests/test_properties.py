@@ -13,6 +13,7 @@ import copy
 import json
 from collections.abc import Callable
 
+import pytest
 from hypothesis import HealthCheck, Phase, event, find, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
@@ -25,8 +26,17 @@ from course import (
     FixtureProviderErrorCode,
 )
 
+from . import helpers
 from .helpers import Outcome, collect, run, source_of
-from .oracle import PAYLOADS, Completed, Failed, payload_ok, predict_fixture, predict_response
+from .oracle import (
+    PAYLOADS,
+    Completed,
+    Failed,
+    payload_ok,
+    plain,
+    predict_fixture,
+    predict_response,
+)
 from .strategies import mutated_fixtures, mutated_records, strings, valid_fixtures
 
 Code = FixtureProviderErrorCode
@@ -342,3 +352,34 @@ def test_mutations_reach_every_rule_boundary() -> None:
         except NoSuchExample:
             unreached.append(boundary)
     assert unreached == []
+
+
+# -- integers at Python's digit limit ----------------------------------------------------
+
+
+@pytest.mark.parametrize("digits", [4300, 4301, 5000])
+@pytest.mark.parametrize("sign", [1, -1])
+def test_the_oracle_predicts_integers_past_the_digit_limit_are_refused(
+    digits: int, sign: int
+) -> None:
+    number = sign * (10**digits - 1)  # exactly ``digits`` nines
+    records = [helpers.start(), helpers.tool(n=number), helpers.end(stop_reason="tool_call")]
+    fits = digits <= 4300
+    assert plain(number) is fits
+    predictions = predict_fixture(helpers.fixture(copy.deepcopy(records)), ["r"])
+    assert (predictions is not None) is fits
+    if not fits:
+        with pytest.raises(FixtureProviderError) as caught:
+            FixtureProviderAdapter(helpers.fixture(records))
+        assert caught.value.code is Code.PROVIDER_INVALID_FIXTURE
+        assert caught.value.path == "/responses/0/records/1/arguments/n"
+        return
+    assert predictions is not None
+    (prediction,) = predictions
+    assert isinstance(prediction, Completed)
+    outcome = run(
+        collect(FixtureProviderAdapter(helpers.fixture(records)).stream(CourseModelRequest("r")))
+    )
+    (chunk,) = outcome.chunks
+    assert chunk.type == "toolCall" and chunk.arguments["n"] == number
+    assert outcome.response is not None and outcome.response.stop_reason == "toolCall"

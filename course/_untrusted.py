@@ -28,12 +28,15 @@ def type_name(value: object) -> str:
 def type_attribute(kind: type, name: str) -> object:
     """The raw class attribute ``name`` along ``kind``'s MRO, or ``MISSING``.
 
-    Like ``inspect.getattr_static`` on a type, but never asks a metaclass anything.
+    Like ``inspect.getattr_static`` on a type, but never asks a metaclass anything,
+    nor a key of a class namespace: a lookup (``name in namespace``) would call
+    ``__eq__`` of any ``str`` subclass key whose hash collides with ``name``'s. So the
+    namespace is scanned, and only exact ``str`` keys are compared.
     """
     for klass in _mro_of(kind):
-        namespace = _dict_of(klass)
-        if name in namespace:
-            return namespace[name]
+        for key, value in _dict_of(klass).items():
+            if type(key) is str and str.__eq__(key, name):
+                return value
     return MISSING
 
 

@@ -849,3 +849,48 @@ def test_a_base_exception_from_str_of_a_source_exception_is_contained(
     got = run(outcome())
     assert got.error is not None and got.error.code is Code.PROVIDER_INVALID_FIXTURE
     assert got.error.record_index == 1
+
+
+# -- class namespaces ----------------------------------------------------------------------
+
+
+class CollidingKey(str):
+    """A class-namespace key whose hash collides with ``__aiter__``'s, and whose
+    ``__eq__`` records that it ran (a dict lookup of ``__aiter__`` would call it)."""
+
+    def __hash__(self) -> int:
+        return hash("__aiter__")
+
+    def __eq__(self, other: object) -> bool:
+        if Recorder.armed:
+            Recorder.calls.append("__eq__ of a namespace key")
+            raise HostileCall("__eq__")
+        return str.__eq__(self, other)
+
+
+@pytest.mark.parametrize("where", ["records", "record"])
+def test_looking_up_a_class_attribute_runs_no_code_of_a_namespace_key(where: str) -> None:
+    namespace: dict[str, object] = {CollidingKey("__aiter_"): 1, CollidingKey("x"): 2}
+    cls: Any = type("CollidingNamespace", (), namespace)
+    value = cls()
+    data = fixture(value) if where == "records" else fixture([start(), value])
+    got = _construct_armed(data)
+    assert Recorder.calls == []
+    assert isinstance(got, FixtureProviderError)
+    assert got.code is Code.PROVIDER_INVALID_FIXTURE
+    assert got.path == ("/responses/0/records" if where == "records" else "/responses/0/records/1")
+
+
+def test_a_source_type_found_through_a_colliding_namespace_still_works() -> None:
+    async def produce() -> AsyncIterator[object]:
+        for record in (start(), end()):
+            yield record
+
+    class Source:
+        def __aiter__(self) -> AsyncIterator[object]:
+            return produce()
+
+    # A key whose hash collides with the looked-up name's.
+    setattr(Source, CollidingKey("__aiter_"), 1)
+    outcome = stream_one(fixture(Source()))
+    assert outcome.response is not None, outcome.error

@@ -3,6 +3,8 @@ type and the public names of the package."""
 
 from __future__ import annotations
 
+import collections
+import copy
 import dataclasses
 import enum
 import importlib
@@ -11,6 +13,7 @@ import json
 import pickle
 import typing
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, cast
 
 import pytest
@@ -641,3 +644,69 @@ def test_star_import_gives_exactly_the_public_names() -> None:
     namespace: dict[str, object] = {}
     exec("from course import *", namespace)
     assert set(namespace) - {"__builtins__"} == SPEC_PUBLIC_NAMES
+
+
+# -- hand-built values -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        MappingProxyType({"a": [1]}),
+        collections.UserDict(a=[1]),
+        collections.OrderedDict(a=[1]),
+        [("a", [1])],
+        (("a", 1),),
+        "a=1",
+        None,
+    ],
+    ids=lambda value: type(value).__name__,
+)
+def test_hand_built_tool_values_refuse_arguments_that_are_not_a_dict(arguments: object) -> None:
+    # Before, a non-dict mapping was kept as it was, mutable inside, by a value whose
+    # copy and deepcopy return itself.
+    with pytest.raises(TypeError, match="arguments"):
+        CourseToolCallBlock("c", "n", cast(Any, arguments))
+    with pytest.raises(TypeError, match="arguments"):
+        CourseToolCallChunk("c", "n", cast(Any, arguments), 0)
+
+
+@pytest.mark.parametrize(
+    "inner",
+    [MappingProxyType({}), {1, 2}, float("nan"), 10**4300, object(), collections.UserList()],
+    ids=["mappingproxy", "set", "nan", "int of 4301 digits", "object", "UserList"],
+)
+def test_hand_built_arguments_must_be_plain_json_inside(inner: object) -> None:
+    with pytest.raises(TypeError, match="/a/0"):
+        CourseToolCallBlock("c", "n", {"a": [inner]})  # type: ignore[dict-item]
+
+
+def test_hand_built_tool_values_keep_nothing_mutable() -> None:
+    shared: list[object] = [1]
+    arguments: dict[str, Any] = {"a": shared, "m": {"k": shared}, "t": (1, [2])}
+    block = CourseToolCallBlock("c", "n", arguments)
+    chunk = CourseToolCallChunk("c", "n", block.arguments, 0)
+    assert chunk.arguments is block.arguments  # already read-only: kept as it is
+    shared.append(2)
+    arguments["m"]["k"] = None
+    arguments["b"] = 1
+    expected = {"a": [1], "m": {"k": [1]}, "t": [1, [2]]}
+    assert thaw(block.arguments) == expected
+    frozen: Any = block.arguments
+    assert frozen["a"] is frozen["m"]["k"]
+    for value in (block, chunk):
+        assert copy.deepcopy(value) is value
+        assert copy.copy(value) is value
+        assert thaw(pickle.loads(pickle.dumps(value)).arguments) == expected
+
+
+def test_a_read_only_object_or_array_built_by_hand_is_frozen_too() -> None:
+    inner: list[object] = [1]
+    built = JsonObject({"a": inner, "b": JsonArray([inner, {}])})
+    inner.append(2)
+    assert thaw(built) == {"a": [1], "b": [[1], {}]}
+    assert type(built["b"]) is JsonArray and type(built["a"]) is JsonArray
+    with pytest.raises(TypeError):
+        JsonObject({"a": object()})
+    with pytest.raises(TypeError):
+        JsonArray([{1: 2}])

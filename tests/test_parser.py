@@ -10,6 +10,7 @@ fed record by record through an async source, and at response index 1.
 from __future__ import annotations
 
 import copy
+import pickle
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -397,6 +398,33 @@ def test_transport_error_message_is_data_never_a_code() -> None:
 
 def test_transport_error_without_code_is_a_transport_error() -> None:
     expect_failure([start(), transport_error("")], Code.PROVIDER_TRANSPORT_ERROR, 1)
+
+
+@MODES
+def test_transport_error_carries_its_message_and_code_verbatim(mode: Mode) -> None:
+    message = 'up\\stream\n said "no" \u2603 {braces} %s'
+    coded = outcome_of([start(), transport_error(message, code="E 42\n")], mode=mode).error
+    assert coded is not None and coded.code is Code.PROVIDER_TRANSPORT_ERROR
+    assert (coded.transport_message, coded.transport_code) == (message, "E 42\n")
+    uncoded = outcome_of([transport_error("")], mode=mode).error
+    assert uncoded is not None and uncoded.code is Code.PROVIDER_TRANSPORT_ERROR
+    assert (uncoded.transport_message, uncoded.transport_code) == ("", None)
+    for error in (coded, uncoded):
+        again = pickle.loads(pickle.dumps(error))
+        assert (again.transport_message, again.transport_code) == (
+            error.transport_message,
+            error.transport_code,
+        )
+
+
+@pytest.mark.parametrize("case", ERROR_CASES, ids=[case.name for case in ERROR_CASES])
+def test_every_other_code_has_no_transport_message_or_code(case: ErrorCase) -> None:
+    error = outcome_of(case.records).error
+    assert error is not None
+    if error.code is not Code.PROVIDER_TRANSPORT_ERROR:
+        assert (error.transport_message, error.transport_code) == (None, None)
+        again = pickle.loads(pickle.dumps(error))
+        assert (again.transport_message, again.transport_code) == (None, None)
 
 
 def test_error_in_second_response_leaves_first_response_intact() -> None:

@@ -8,7 +8,9 @@ to streaming; the caller's objects are copied once and never consulted again.
 from __future__ import annotations
 
 import decimal
+import gc
 from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -733,3 +735,74 @@ def test_one_async_source_backing_two_responses_is_rejected() -> None:
 def test_two_distinct_async_sources_are_fine() -> None:
     log: list[str] = []
     assert FixtureProviderAdapter(fixture(SourceSpy(log), SourceSpy(log))).pending == 2
+
+
+# -- process-wide state, and messages that say what to do ---------------------------------
+
+
+def test_the_adapter_never_touches_the_garbage_collector(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before, construction called gc.disable() and gc.enable(): from another thread, that
+    # undid an application's own gc.disable().
+    def refuse() -> None:
+        raise AssertionError("the adapter changed the garbage collector's state")
+
+    monkeypatch.setattr(gc, "disable", refuse)
+    monkeypatch.setattr(gc, "enable", refuse)
+    monkeypatch.setattr(gc, "freeze", refuse)
+    adapter = FixtureProviderAdapter(roundtrip())
+    for name in ("a", "b"):
+        assert run(collect(adapter.stream(CourseModelRequest(name)))).response is not None
+
+
+def test_a_disabled_collector_stays_disabled() -> None:
+    gc.disable()
+    try:
+        adapter = FixtureProviderAdapter(roundtrip())
+        assert not gc.isenabled()
+        run(collect(adapter.stream(CourseModelRequest("a"))))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("path", ["fixtures/tool.json", Path("fixtures/tool.json")], ids=repr)
+def test_a_file_name_given_as_the_fixture_says_to_load_it(path: object) -> None:
+    error = rejected(path)
+    assert_location(error, "")
+    assert "load_fixture(path)" in error.message
+
+
+def uncalled_source() -> AsyncIterator[object]:
+    return source_of([start(), end()])
+
+
+async def async_generator_source() -> AsyncIterator[object]:
+    yield start()
+
+
+class Holder:
+    async def records(self) -> AsyncIterator[object]:
+        yield start()
+
+
+@pytest.mark.parametrize(
+    ("records", "name"),
+    [(async_generator_source, "async_generator_source"), (Holder().records, "records")],
+    ids=["function", "method"],
+)
+def test_an_uncalled_async_generator_function_says_to_call_it(records: object, name: str) -> None:
+    error = rejected(fixture(records))
+    assert_location(error, "/responses/0/records", 0)
+    assert f"`records={name}()`" in error.message
+
+
+def test_a_plain_function_as_records_gets_no_hint_to_call_it() -> None:
+    error = rejected(fixture(uncalled_source))
+    assert "call it" not in error.message
+
+
+def test_a_str_request_says_to_pass_a_course_model_request() -> None:
+    adapter = FixtureProviderAdapter(roundtrip())
+    with pytest.raises(TypeError, match=r"CourseModelRequest\(id='request-1'\)"):
+        adapter.stream("request-1")  # type: ignore[arg-type]
+    assert (adapter.call_count, adapter.pending) == (0, 2)

@@ -8,12 +8,17 @@
     course-fixture schema             the JSON Schema (draft 2020-12) of fixture version 1
     course-fixture demo               a small agent loop against the bundled round trip
 
+and the commands ``COMMANDS`` lists besides (``course-fixture --help``). ``validate``
+and ``replay`` also take recordings (``.sse``, and VCR cassettes ``.yaml``/``.yml``),
+which they import first.
+
 Exit status: 0 when every response settles, 1 when a response fails, 2 when a file is
-not a fixture at all (unreadable, not strict JSON, or refused by the adapter's
-constructor) or the command line is wrong; 141 when the reader of the output goes away
-(``| head``). Positions are ``file:line:column``, 1-based, of the offending value (for a
-missing field, of its record; for a missing terminal, of the records array), so an
-editor can jump there.
+not a fixture (unreadable, not strict JSON, refused by the adapter's constructor, in
+whole or in one response, or a recording the importer refuses) or the command line is
+wrong; 141 when the reader of the output goes away (``| head``). Positions are
+``file:line:column``, 1-based, of the offending value (of the key, for a key that may
+not be there; of its record, for a missing field; of the records array, for a missing
+terminal), so an editor can jump there.
 
 Each command is one module of this package with the same three names (``Command``),
 listed once in ``COMMANDS``; they print through ``._output``. One process does all the

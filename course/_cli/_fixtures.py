@@ -38,11 +38,18 @@ __all__ = [
     "by_response",
     "check",
     "expand",
+    "is_recording",
     "load",
     "play",
 ]
 
 BUNDLED_FIXTURE: Final = "provider-tool-roundtrip.json"
+
+RECORDING_SUFFIXES: Final = (".sse", ".yaml", ".yml")
+"""Files read as recordings to import: SSE text, and VCR cassettes (YAML)."""
+FOLDER_PATTERNS: Final = ("*.json", "*.sse")
+"""What a folder stands for. Cassettes are named one by one (or by a shell glob): a
+folder's other YAML files are seldom cassettes."""
 
 MAX_REFUSED_RESPONSES: Final = 100
 """Past this many refused responses in one file, the rest of the file is not checked."""
@@ -119,9 +126,20 @@ class Checked:
                 self._positions.remember(f"/responses/{index}", start)
 
 
+def is_recording(name: str) -> bool:
+    """Whether ``name`` is read as a recording (SSE text, or a VCR cassette) to import."""
+    return name.lower().endswith(RECORDING_SUFFIXES)
+
+
 def check(name: str) -> Checked:
-    """Load ``name`` strictly and build the adapter, one response at a time if need be."""
+    """Load ``name`` strictly and build the adapter, one response at a time if need be.
+
+    A recording is imported first (``course.vendors.load_recordings``); one it refuses
+    is a finding that says where, as the importer does: ``FILE:LINE:COLUMN: CODE why``.
+    """
     checked = Checked(name)
+    if is_recording(name):
+        return _check_recording(checked)
     try:
         checked.text = text = read_fixture_text(name)
     except FixtureProviderError as error:
@@ -142,6 +160,27 @@ def check(name: str) -> Checked:
 def by_response(finding: Finding) -> int:
     """Sort key: the fixture's own findings first, then response by response."""
     return -1 if finding.response is None else finding.response
+
+
+def _check_recording(checked: Checked) -> Checked:
+    from ..vendors import RecordingError, load_recordings  # noqa: PLC0415  (on demand)
+
+    try:
+        checked.data = load_recordings(checked.name)  # type: ignore[assignment]
+    except RecordingError as error:
+        finding = Finding(
+            checked.name,
+            "invalid",
+            error.line,
+            error.column,
+            code=str(error.code),
+            message=error.message,
+            subject="",
+        )
+        checked.refused.append(finding)
+        return checked
+    _build(checked)
+    return checked
 
 
 def load(name: str) -> tuple[Checked, FixtureProviderAdapter] | Finding:
@@ -332,11 +371,13 @@ async def play(checked: Checked, prefix: str) -> list[Call]:
 
 
 def expand(paths: list[str]) -> list[str]:
-    """Files as given; a directory stands for the ``*.json`` files under it, sorted."""
+    """Files as given; a directory stands for the fixtures (``*.json``) and the SSE
+    recordings (``*.sse``) under it, sorted."""
     names: list[str] = []
     for path in paths:
         if os.path.isdir(path):
-            names.extend(str(p) for p in sorted(Path(path).rglob("*.json")) if p.is_file())
+            found = {p for pattern in FOLDER_PATTERNS for p in Path(path).rglob(pattern)}
+            names.extend(str(p) for p in sorted(found) if p.is_file())
         else:
             names.append(path)
     return names

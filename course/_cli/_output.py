@@ -150,6 +150,9 @@ class Finding:
     path: str | None = None
     stop_reason: str | None = None
     chunks: int = 0
+    subject: str | None = None
+    """What the finding is about, when neither the fixture nor a response (``""``: a
+    recording's refusal, which names its place itself)."""
 
     @property
     def where(self) -> str:
@@ -178,15 +181,19 @@ def print_findings(out: Out, findings: list[Finding]) -> None:
     """One aligned row per finding: ``WHERE: SUBJECT: ok (...)`` or ``CODE message``."""
     rows: list[tuple[str, str, Finding]] = []
     for finding in findings:
-        subject = "fixture" if finding.response is None else f"response {finding.response}"
-        rows.append((one_line(finding.where) + ":", subject + ":", finding))
+        if finding.subject is not None:
+            subject = finding.subject + ":" if finding.subject else ""
+        elif finding.response is None:
+            subject = "fixture:"
+        else:
+            subject = f"response {finding.response}:"
+        rows.append((one_line(finding.where) + ":", subject, finding))
     where_width = max((len(row[0]) for row in rows), default=0)
     subject_width = max((len(row[1]) for row in rows), default=0)
     for where, subject, finding in rows:
-        cells = [
-            out.pad(where, where_width, BOLD),
-            subject.ljust(subject_width),
-        ]
+        cells = [out.pad(where, where_width, BOLD)]
+        if subject_width:
+            cells.append(subject.ljust(subject_width))
         if finding.status == "ok":
             detail = f"({finding.stop_reason}, {plural(finding.chunks, 'chunk')})"
             cells += [out.paint("ok", GREEN), detail]

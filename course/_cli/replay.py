@@ -32,8 +32,11 @@ HELP = "print every call's chunks and response (the bundled fixture by default)"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``[FILE]``, ``--json``."""
-    parser.description = "Replay a fixture, one call per response, printing chunks and responses."
-    parser.add_argument("file", nargs="?", metavar="FILE", help="a fixture file")
+    parser.description = (
+        "Replay a fixture, one call per response, printing chunks and responses. A "
+        "recording (.sse, or a VCR cassette .yaml/.yml) is imported first."
+    )
+    parser.add_argument("file", nargs="?", metavar="FILE", help="a fixture file or a recording")
     parser.add_argument(
         "--json", action="store_true", help="JSON lines, with each value's to_dict()"
     )

@@ -28,9 +28,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Load each file strictly, build the adapter and stream every response; print one "
         "line per response as FILE:LINE:COLUMN: response N: ok (...) or CODE message. "
-        "A directory stands for the *.json files under it."
+        "Recordings (.sse, and VCR cassettes .yaml/.yml) are imported first. A directory "
+        "stands for the *.json fixtures and *.sse recordings under it."
     )
-    parser.add_argument("files", nargs="+", metavar="FILE", help="fixture files or folders")
+    parser.add_argument(
+        "files", nargs="+", metavar="FILE", help="fixture files, recordings or folders"
+    )
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="print failures only (nothing when all settle)"
     )

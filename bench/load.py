@@ -12,7 +12,9 @@ tool calls with nested arguments), writes one fixture file (indented as a person
   (what ``course-fixture validate`` adds to print its ``file:line:col`` for each one).
 
 Each figure is the median of several runs, each after ``gc.collect()``, with the
-collector enabled as in real use. Ratios are against ``json.loads`` in the same run.
+collector enabled as in real use, timed in CPU seconds of this process
+(``time.process_time``), so that other work on a shared machine moves the figures less.
+Ratios are against ``json.loads`` in the same run.
 
 Usage::
 
@@ -57,9 +59,9 @@ def median_seconds(run: Callable[[], object], runs: int) -> float:
     samples = []
     for _ in range(runs):
         gc.collect()
-        start = time.perf_counter()
+        start = time.process_time()
         run()
-        samples.append(time.perf_counter() - start)
+        samples.append(time.process_time() - start)
     return statistics.median(samples)
 
 

@@ -390,7 +390,7 @@ def freeze(value: object, memo: Memo, enclosing: int, trusted: bool, plain_root:
             copy.append(result)
 
 
-def refreeze(value: PlainJson) -> JsonValue:
+def refreeze(value: PlainJson | JsonValue) -> JsonValue:
     """The read-only form of trusted plain JSON (from ``thaw``, or built by hand).
 
     Takes ``dict`` and ``list`` (and ``tuple``), JSON scalars, and read-only values

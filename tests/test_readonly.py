@@ -15,6 +15,7 @@ import json
 import operator
 import pickle
 from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any, cast
 
 import pytest
@@ -26,7 +27,7 @@ from course import (
     FixtureProviderAdapter,
     thaw,
 )
-from course._json import MAX_DEPTH
+from course._json import MAX_DEPTH, NotPlainJson, freeze, refreeze
 
 from .helpers import collect, end, fixture, run, start, tool
 
@@ -314,3 +315,39 @@ def test_repr_of_values_with_long_strings_is_bounded() -> None:
     assert outcome.response is not None
     for shown in (*outcome.chunks, outcome.response, outcome.response.message):
         assert len(repr(shown)) < 2_000
+
+
+def test_a_read_only_object_compares_with_any_mapping() -> None:
+    data, _ = shared_fixture()
+    cfg = first_arguments(FixtureProviderAdapter(data))["cfg"]
+    plain = thaw(cfg)
+    plain["limits"] = (1, 2)
+    assert cfg == MappingProxyType(plain)
+    assert cfg != MappingProxyType({})
+    assert cfg != ["mode", "limits", "inner"]
+
+
+def test_refreeze_keeps_read_only_values_and_copies_plain_ones() -> None:
+    data, _ = shared_fixture()
+    cfg: Any = first_arguments(FixtureProviderAdapter(data))["cfg"]
+    assert refreeze(cfg) is cfg
+    assert refreeze(cfg["limits"]) is cfg["limits"]
+    again = refreeze(cast(Any, {"cfg": cfg, "list": [cfg]}))
+    assert isinstance(again, Mapping) and again["cfg"] is cfg
+    with pytest.raises(TypeError, match="cycle"):
+        loop: list[object] = []
+        loop.append(loop)
+        refreeze(loop)  # type: ignore[arg-type]
+
+
+def test_a_large_record_object_repeated_is_copied_once_and_judged_each_time() -> None:
+    big = {"type": "text_delta", "text": "a", **{f"x{i}": i for i in range(40)}}
+    data = fixture([start(), big, big, end()])
+    outcome = run(collect(FixtureProviderAdapter(data).stream(CourseModelRequest("q"))))
+    assert outcome.error is not None
+    assert outcome.error.path == "/responses/0/records/1/x0"
+
+
+def test_a_value_walked_from_too_deep_a_place_is_refused() -> None:
+    with pytest.raises(NotPlainJson):
+        freeze([], {}, MAX_DEPTH, False, False)

@@ -330,8 +330,9 @@ def test_a_read_only_object_compares_with_any_mapping() -> None:
 def test_refreeze_keeps_read_only_values_and_copies_plain_ones() -> None:
     data, _ = shared_fixture()
     cfg: Any = first_arguments(FixtureProviderAdapter(data))["cfg"]
+    limits: Any = cfg["limits"]
     assert refreeze(cfg) is cfg
-    assert refreeze(cfg["limits"]) is cfg["limits"]
+    assert refreeze(limits) is limits
     again = refreeze(cast(Any, {"cfg": cfg, "list": [cfg]}))
     assert isinstance(again, Mapping) and again["cfg"] is cfg
     with pytest.raises(TypeError, match="cycle"):

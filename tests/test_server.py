@@ -16,8 +16,7 @@ import logging
 import socket
 import sys
 import threading
-from collections.abc import AsyncIterator
-from types import MappingProxyType
+from collections.abc import AsyncIterator, Mapping
 
 import httpx2
 import pytest
@@ -259,10 +258,14 @@ def test_requests_are_the_bodies_in_order_read_only() -> None:
     request(app, {"model": "m3"}, path="/v1/responses")  # exhausted: still passed on
     assert [thaw(body) for body in app.requests] == [first, {"model": "m2"}, {"model": "m3"}]
     body = app.requests[0]
-    assert isinstance(body, MappingProxyType)
+    assert isinstance(body, Mapping)
+    assert not isinstance(body, dict)
     with pytest.raises(TypeError):
         body["model"] = "changed"  # type: ignore[index]
     assert isinstance(body["messages"], tuple)
+    copy = thaw(body)
+    copy["model"] = "changed"
+    assert app.requests[0]["model"] == "m"
     assert app.adapter.call_count == 3
 
 

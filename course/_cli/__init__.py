@@ -7,8 +7,10 @@
                                       by default; ``python -m course`` alone does this)
     course-fixture schema             the JSON Schema (draft 2020-12) of fixture version 1
     course-fixture demo               a small agent loop against the bundled round trip
+    course-fixture import RECORDING...  recorded OpenAI or Anthropic streams in, one fixture out
+    course-fixture serve FIXTURE      answer the real SDKs over HTTP until Ctrl-C
 
-and the commands ``COMMANDS`` lists besides (``course-fixture --help``). ``validate``
+``validate``
 and ``replay`` also take recordings (``.sse``, and VCR cassettes ``.yaml``/``.yml``),
 which they import first.
 
@@ -34,7 +36,7 @@ import sys
 from collections.abc import Mapping
 from typing import Final, Protocol
 
-from . import demo, import_recordings, replay, schema, validate
+from . import demo, import_recordings, replay, schema, serve, validate
 from ._output import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_NOT_A_FIXTURE, EXIT_OK, Finding
 
 __all__ = [
@@ -68,6 +70,7 @@ COMMANDS: Final[Mapping[str, Command]] = {
     "schema": schema,
     "demo": demo,
     "import": import_recordings,
+    "serve": serve,
 }
 """Every command, in ``--help`` order. Adding one is one module and one line here."""
 

@@ -299,6 +299,8 @@ def value_mutations(draw: st.DrawFn) -> str:
             continue
         body = json.loads(events[position])
         paths = _paths(body)
+        if not paths:  # an event an earlier mutation emptied
+            continue
         path = draw(st.sampled_from(paths))
         parent = body
         for part in path[:-1]:

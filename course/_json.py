@@ -280,21 +280,25 @@ def freeze(value: object, memo: Memo, enclosing: int, trusted: bool, plain_root:
     which it must never change (it may be the storage of a memoized ``JsonObject``).
     """
     limit = _NO_LIMIT if trusted else MAX_DEPTH
-    if not (type(value) is dict or type(value) is list or (trusted and type(value) is tuple)):
+    if type(value) is dict:
+        # A small object at a plain root is copied afresh (see ``_UNSHARED_MEMBERS``).
+        small_root = plain_root and len(value) <= _UNSHARED_MEMBERS
+    elif type(value) is list or (trusted and type(value) is tuple):
+        small_root = False
+    else:
         if trusted and (type(value) is JsonObject or type(value) is JsonArray):
             return value
         problem = _scalar_problem(value)
         if problem is not None:
             raise NotPlainJson(problem, ())
         return value
-    # A small object at a plain root is copied afresh (see ``_UNSHARED_MEMBERS``).
-    small_root = plain_root and type(value) is dict and len(value) <= _UNSHARED_MEMBERS
-    known = None if small_root else memo.get(id(value))
-    if known is not None and enclosing + known[1] <= limit:
-        frozen = known[0]
-        if plain_root and type(frozen) is JsonObject:
-            return frozen._members  # the walk's own type: the one way to its storage
-        return frozen
+    if not small_root:
+        known = memo.get(id(value))
+        if known is not None and enclosing + known[1] <= limit:
+            frozen = known[0]
+            if plain_root and type(frozen) is JsonObject:
+                return frozen._members  # the walk's own type: the one way to its storage
+            return frozen
     if enclosing >= limit:
         raise NotPlainJson(_TOO_DEEP, ())
 

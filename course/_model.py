@@ -312,12 +312,17 @@ def tool_call(
 ) -> tuple[CourseToolCallChunk, CourseToolCallBlock]:
     """The chunk and the block of one tool call, built directly (``arguments`` is
     read-only already: there is nothing to freeze)."""
+    set_id, set_name, set_arguments, set_index, set_type = _TOOL_CHUNK
     chunk = object.__new__(CourseToolCallChunk)
-    for setter, value in zip(
-        _TOOL_CHUNK, (call_id, name, arguments, content_index, "toolCall"), strict=True
-    ):
-        setter(chunk, value)
+    set_id(chunk, call_id)
+    set_name(chunk, name)
+    set_arguments(chunk, arguments)
+    set_index(chunk, content_index)
+    set_type(chunk, "toolCall")
+    set_id, set_name, set_arguments, set_type = _TOOL_BLOCK
     block = object.__new__(CourseToolCallBlock)
-    for setter, value in zip(_TOOL_BLOCK, (call_id, name, arguments, "toolCall"), strict=True):
-        setter(block, value)
+    set_id(block, call_id)
+    set_name(block, name)
+    set_arguments(block, arguments)
+    set_type(block, "toolCall")
     return chunk, block

@@ -25,7 +25,7 @@ import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Final, Literal, NamedTuple, TypeAlias, assert_never
+from typing import Any, Final, Literal, NamedTuple, TypeAlias, assert_never, cast
 
 from ._errors import FixtureProviderError, FixtureProviderErrorCode, Location, pointer
 from ._json import JsonArray, JsonObject, Memo, NotPlainJson, freeze
@@ -104,8 +104,7 @@ FieldKind: TypeAlias = Literal["string", "non-empty string", "choice", "object",
 class Field:
     """One payload field of a record type: what it holds, and whether it may be absent.
 
-    ``read`` is the one judge of a present value: it gives the value as the parser
-    uses it, or the ``_Problem`` to report.
+    ``problem`` is the one judge of a present value: ``None``, or what to report.
     """
 
     name: str
@@ -113,27 +112,28 @@ class Field:
     required: bool = True
     choices: tuple[str, ...] = ()
 
-    def read(self, value: object) -> object:
+    def problem(self, value: object) -> _Problem | None:
         match self.kind:
             case "string":
                 if type(value) is str:
-                    return value
+                    return None
                 return _Problem(f"Expected a string, got {describe(value)}")
             case "non-empty string":
                 if type(value) is str and value:
-                    return value
+                    return None
                 return _Problem(f"Expected a non-empty string, got {describe(value)}")
             case "choice":
                 if type(value) is str and value in self.choices:
-                    return value
+                    return None
                 expected = " or ".join(f"{choice!r}" for choice in self.choices)
                 return _Problem(f"Expected {expected}, got {describe(value)}")
             case "object":
                 if type(value) is JsonObject:
-                    return value
+                    return None
                 return _Problem(f"Expected an object, got {describe(value)}")
             case "usage":
-                return _read_usage(value)
+                usage = _read_usage(value)
+                return usage if type(usage) is _Problem else None
             case _:  # pragma: no cover
                 assert_never(self.kind)
 
@@ -280,8 +280,9 @@ def freeze_record(
         raise where.error(problem.message, *problem.parts) from None
 
 
-freeze_source_record: Final = freeze_record
-"""``freeze_record`` for a record an async source gave: parsed at once, alone."""
+def freeze_source_record(record: object, response_index: int, record_index: int) -> object:
+    """``freeze_record`` for a record an async source gave: parsed at once, alone."""
+    return freeze_record(record, response_index, record_index)
 
 
 def describe(value: object) -> str:
@@ -308,10 +309,10 @@ def describe(value: object) -> str:
     return f"`{type_name(value)}`"
 
 
-# A handler's ``values`` are a record's fields as the table read them: each handler
+# A handler's ``fields`` are a record whose payload the table approved: each handler
 # relies on its record type's entry in ``RECORD_TYPES`` (hence ``Any``).
-_Values: TypeAlias = Mapping[str, Any]
-_Handler: TypeAlias = Callable[["ResponseParser", _Values, int], CourseModelChunk | None]
+_Fields: TypeAlias = Mapping[str, Any]
+_Handler: TypeAlias = Callable[["ResponseParser", _Fields, int], CourseModelChunk | None]
 
 
 class ResponseParser:
@@ -415,8 +416,8 @@ class ResponseParser:
                 ),
                 index,
             )
-        values = self._payload(kind, record_type, record, index)
-        return _HANDLERS[kind](self, values, index)
+        self._check_payload(kind, record_type, record, index)
+        return _HANDLERS[kind](self, record, index)
 
     @property
     def response_id(self) -> str | None:
@@ -441,11 +442,11 @@ class ResponseParser:
 
     # -- rule 5: the payload, by the table -----------------------------------------------
 
-    def _payload(
+    def _check_payload(
         self, kind: str, record_type: RecordType, record: dict[str, object], index: int
-    ) -> dict[str, object]:
-        """Each present field's value, as its ``Field`` reads it; or the malformed-event
-        error for the first problem, in the table's order."""
+    ) -> None:
+        """Raise the malformed-event error for the payload's first problem, if any, in
+        the table's order: an unknown field, then each field missing or refused."""
         if not record_type.keys.issuperset(record):
             unknown = next(key for key in record if key not in record_type.keys)
             names = ("type", *sorted(record_type.keys - {"type"}))
@@ -456,7 +457,6 @@ class ResponseParser:
                 index,
                 unknown,
             )
-        values: dict[str, object] = {}
         for spec in record_type.fields:
             value = record.get(spec.name, _MISSING)
             if value is _MISSING:
@@ -466,31 +466,27 @@ class ResponseParser:
                         f"A `{kind}` record is missing required field `{spec.name}`",
                         index,
                     )
-            else:
-                value = spec.read(value)
-                if type(value) is _Problem:
-                    message, parts, about_value = value
-                    if about_value:
-                        message = f"{message} for `{spec.name}` of a `{kind}` record"
-                    raise self._error(
-                        Code.PROVIDER_MALFORMED_EVENT, message, index, spec.name, *parts
-                    )
-                values[spec.name] = value
-        return values
+                continue
+            problem = spec.problem(value)
+            if problem is not None:
+                message, parts, about_value = problem
+                if about_value:
+                    message = f"{message} for `{spec.name}` of a `{kind}` record"
+                raise self._error(Code.PROVIDER_MALFORMED_EVENT, message, index, spec.name, *parts)
 
     # -- rule 6: the meaning of each record type -----------------------------------------
 
-    def _on_start(self, values: _Values, index: int) -> None:
-        self._response_id = values["responseId"]
+    def _on_start(self, fields: _Fields, index: int) -> None:
+        self._response_id = fields["responseId"]
         self._enter(ParserState.STREAMING)
 
-    def _on_text(self, values: _Values, index: int) -> CourseTextDeltaChunk:
-        text = values["text"]
+    def _on_text(self, fields: _Fields, index: int) -> CourseTextDeltaChunk:
+        text = fields["text"]
         self._content.append(text)
         return CourseTextDeltaChunk(text, len(self._content) - 1)
 
-    def _on_tool_call(self, values: _Values, index: int) -> CourseToolCallChunk:
-        call_id, name, arguments = values["id"], values["name"], values["arguments"]
+    def _on_tool_call(self, fields: _Fields, index: int) -> CourseToolCallChunk:
+        call_id, name, arguments = fields["id"], fields["name"], fields["arguments"]
         if call_id in self._tool_ids:
             raise self._error(
                 Code.PROVIDER_DUPLICATE_TOOL_CALL,
@@ -504,9 +500,10 @@ class ResponseParser:
         self._content.append(block)
         return chunk
 
-    def _on_end(self, values: _Values, index: int) -> None:
-        response_id = values["responseId"]
-        wire_stop_reason, usage = values["stopReason"], values["usage"]
+    def _on_end(self, fields: _Fields, index: int) -> None:
+        response_id = fields["responseId"]
+        wire_stop_reason = fields["stopReason"]
+        usage = cast(CourseModelUsage, _read_usage(fields["usage"]))  # the table approved it
         if response_id != self._response_id:
             raise self._error(
                 Code.PROVIDER_RESPONSE_MISMATCH,
@@ -538,8 +535,8 @@ class ResponseParser:
             usage,
         )
 
-    def _on_transport_error(self, values: _Values, index: int) -> None:
-        message, code = values["message"], values.get("code", _MISSING)
+    def _on_transport_error(self, fields: _Fields, index: int) -> None:
+        message, code = fields["message"], fields.get("code", _MISSING)
         # The provider's words are data: quoted verbatim, never read as a code.
         provider_code = "" if code is _MISSING else f" (provider code {code!r})"
         error = self._error(

@@ -1,7 +1,7 @@
 """Plain JSON at the trust boundary: one copy-and-freeze walk, its read-only values, ``thaw``.
 
-The walk (``snapshot`` for untrusted input, ``refreeze`` for trusted) is the only way a
-value from outside becomes part of the adapter's state. It accepts plain JSON by *exact*
+The walk (``freeze``; ``refreeze`` is it for trusted input) is the only way a value
+from outside becomes part of the adapter's state. It accepts plain JSON by *exact*
 type (``type(v) is dict``, never ``isinstance``), so no code of the input ever runs: not
 ``__eq__``, ``__hash__``, ``__iter__``, ``__getattr__``, nor a metaclass's
 ``__instancecheck__``. It copies each distinct container once, as ``copy.deepcopy``
@@ -13,6 +13,9 @@ Its copies are ``JsonObject`` (a read-only ``Mapping`` that never hands out its 
 and ``JsonArray`` (a ``tuple``). Both are immutable all the way down, so copying one
 returns it, pickling keeps its sharing, and ``repr`` is bounded however large or shared
 the value. Both are final: a subclass could break those promises.
+
+This module knows JSON only: where a value sits in a fixture, and what a record is,
+are its callers' business (``NotPlainJson`` carries the path below the value).
 """
 
 from __future__ import annotations
@@ -58,7 +61,6 @@ MAX_INT_DIGITS: Final = 4300
 # written back as JSON, so it is not plain JSON.
 _INT_LIMIT: Final = 10**MAX_INT_DIGITS
 _INT_FLOOR: Final = -_INT_LIMIT
-
 
 _PREVIEW_LIMIT: Final = 200
 
@@ -207,9 +209,10 @@ where it still fits under ``MAX_DEPTH``. Pass one memo to many walks to keep the
 sharing among them, as ``copy.deepcopy`` does (but not after a walk raised: it may
 hold containers left half-copied)."""
 
-# A root object of at most this many members is copied afresh each time it is walked,
-# without a memo entry: records are such objects, and an entry per record would cost
-# more than copying the rare record that a fixture repeats. A larger one is copied once.
+# With ``plain_root``, a root object of at most this many members is copied afresh each
+# time, without a memo entry: a caller walking many small objects one by one (the
+# adapter's records) pays no entry for each, and copying again one that repeats costs
+# a constant factor at most. A larger one is copied once.
 _UNSHARED_MEMBERS: Final = 32
 
 _TOO_DEEP: Final = f"Nesting is deeper than the limit of {MAX_DEPTH} levels"

@@ -10,7 +10,7 @@ from typing import Final
 
 from ._abort import AbortSignal, describe_reason
 from ._errors import FixtureProviderError, FixtureProviderErrorCode, Location
-from ._json import Memo
+from ._json import new_memo
 from ._model import CourseModelRequest
 from ._parser import describe, freeze_record
 from ._source import SourceFeed, is_async_source
@@ -120,7 +120,7 @@ class FixtureProviderAdapter:
         responses: list[object],
     ) -> deque[tuple[int, tuple[object, ...] | SourceFeed]]:
         queue: deque[tuple[int, tuple[object, ...] | SourceFeed]] = deque()
-        memo: Memo = {}
+        memo = new_memo()
         sources: set[int] = set()
         for index, response in enumerate(responses):
             where = Location(("responses", index), index)

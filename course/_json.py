@@ -38,6 +38,7 @@ __all__ = [
     "NotPlainJson",
     "PlainJson",
     "freeze",
+    "new_memo",
     "preview",
     "refreeze",
     "thaw",
@@ -202,12 +203,21 @@ _new_tuple = tuple.__new__
 # -- the walk ----------------------------------------------------------------------------
 
 
-Memo: TypeAlias = "dict[int, tuple[JsonValue, int]]"
-"""For each container copied so far, by ``id``: its copy and its height (a container
-holding no container has height 1). The height lets a shared copy be reused only
-where it still fits under ``MAX_DEPTH``. Pass one memo to many walks to keep the
-sharing among them, as ``copy.deepcopy`` does (but not after a walk raised: it may
-hold containers left half-copied)."""
+Memo: TypeAlias = "tuple[dict[int, JsonValue], dict[int, int]]"
+"""What the walks that share it have copied, by ``id``: each container's copy, and the
+height of each copy that holds containers (one that holds none has height 1). The
+height lets a shared copy be reused only where it still fits under ``MAX_DEPTH``.
+Pass one memo to many walks to keep the sharing among them, as ``copy.deepcopy``
+does (but not after a walk raised: it may hold containers left half-copied). Two
+dicts of ids and ints rather than one of pairs: a pair per container would be one
+more object for the garbage collector to walk, again and again, while a large
+fixture is copied."""
+
+
+def new_memo() -> Memo:
+    """An empty ``Memo``."""
+    return ({}, {})
+
 
 # With ``plain_root``, a root object of at most this many members is copied afresh each
 # time, without a memo entry: a caller walking many small objects one by one (the
@@ -262,8 +272,8 @@ def _problem(
 
 
 _NO_LIMIT: Final = sys.maxsize
-_OPEN: Final[tuple[JsonValue, int]] = (None, _NO_LIMIT)
-"""The memo's entry for a container being copied, until its copy is done."""
+_OPEN: Final = cast("JsonValue", object())
+"""The memo's copy of a container being copied, until its copy is done."""
 
 _Copy: TypeAlias = "dict[str, object] | list[object]"
 _Items: TypeAlias = "Iterator[tuple[object, object]]"
@@ -295,13 +305,13 @@ def freeze(value: object, memo: Memo, enclosing: int, trusted: bool, plain_root:
         if problem is not None:
             raise NotPlainJson(problem, ())
         return value
+    copies, heights = memo
     if not small_root:
-        known = memo.get(id(value))
-        if known is not None and enclosing + known[1] <= limit:
-            frozen = known[0]
-            if plain_root and type(frozen) is JsonObject:
-                return frozen._members  # the walk's own type: the one way to its storage
-            return frozen
+        known = copies.get(id(value))
+        if known is not None and enclosing + heights.get(id(value), 1) <= limit:
+            if plain_root and type(known) is JsonObject:
+                return known._members  # the walk's own type: the one way to its storage
+            return known
     if enclosing >= limit:
         raise NotPlainJson(_TOO_DEEP, ())
 
@@ -337,7 +347,7 @@ def freeze(value: object, memo: Memo, enclosing: int, trusted: bool, plain_root:
             ):
                 pass  # the commonest plain scalars, seen at once
             elif type(item) is dict or type(item) is list or (trusted and type(item) is tuple):
-                known = memo.get(id(item))
+                known = copies.get(id(item))
                 if known is None:
                     if item is value:  # the root, never marked open
                         raise _problem(_CYCLE, parents, key_above, key)
@@ -348,11 +358,12 @@ def freeze(value: object, memo: Memo, enclosing: int, trusted: bool, plain_root:
                 if known is _OPEN:
                     raise _problem(_CYCLE, parents, key_above, key)
                 # A shared container, copied before: it must still fit at this level.
-                if level + known[1] > limit:
+                known_height = heights.get(id(item), 1)
+                if level + known_height > limit:
                     raise _problem(_TOO_DEEP, parents, key_above, key)
-                item = known[0]  # noqa: PLW2901  (the value to store is the shared copy)
-                if known[1] >= height:
-                    height = known[1] + 1
+                item = known  # noqa: PLW2901  (the value to store is the shared copy)
+                if known_height >= height:
+                    height = known_height + 1
             elif not (trusted and (kind is JsonObject or kind is JsonArray)):
                 problem = _scalar_problem(item)
                 if problem is not None:
@@ -363,7 +374,7 @@ def freeze(value: object, memo: Memo, enclosing: int, trusted: bool, plain_root:
                 copy.append(item)  # type: ignore[union-attr]  # a list, then
         if child is not None:  # go down into it; this container waits
             parents.append((source, items, copy, height, key_above))
-            memo[id(child)] = _OPEN
+            copies[id(child)] = _OPEN
             source, key_above, height = child, key, 1
             if type(child) is dict:
                 items, copy = iter(child.items()), {}
@@ -376,14 +387,18 @@ def freeze(value: object, memo: Memo, enclosing: int, trusted: bool, plain_root:
             if not small_root:
                 shared = _new_object(JsonObject)
                 _set_members(shared, copy)
-                memo[id(source)] = (shared, height)
+                copies[id(source)] = shared
+                if height > 1:
+                    heights[id(source)] = height
             return copy
         if is_object:
             result: JsonValue = _new_object(JsonObject)
             _set_members(result, copy)
         else:
             result = _new_tuple(JsonArray, copy)
-        memo[id(source)] = (result, height)
+        copies[id(source)] = result
+        if height > 1:
+            heights[id(source)] = height
         if not parents:
             return result
         child_height, key = height, key_above
@@ -405,7 +420,7 @@ def refreeze(value: PlainJson | JsonValue) -> JsonValue:
     ``RecursionError``. Anything else, a cycle included, is a ``TypeError``.
     """
     try:
-        return cast(JsonValue, freeze(value, {}, 0, True, False))
+        return cast(JsonValue, freeze(value, new_memo(), 0, True, False))
     except NotPlainJson as problem:
         at = pointer(*problem.parts)
         raise TypeError(f"Not plain JSON{f' at {at}' if at else ''}: {problem.message}") from None

@@ -28,7 +28,7 @@ from types import MappingProxyType
 from typing import Any, Final, Literal, NamedTuple, TypeAlias, assert_never, cast
 
 from ._errors import FixtureProviderError, FixtureProviderErrorCode, Location, pointer
-from ._json import JsonArray, JsonObject, Memo, NotPlainJson, freeze
+from ._json import JsonArray, JsonObject, Memo, NotPlainJson, freeze, new_memo
 from ._model import (
     CourseAssistantMessage,
     CourseModelChunk,
@@ -273,7 +273,7 @@ def freeze_record(
     in the record) if it is not plain JSON.
     """
     try:
-        return freeze(record, {} if memo is None else memo, RECORD_DEPTH, False, True)
+        return freeze(record, new_memo() if memo is None else memo, RECORD_DEPTH, False, True)
     except NotPlainJson as problem:
         place = ("responses", response_index, "records", record_index)
         where = Location(place, response_index, record_index)

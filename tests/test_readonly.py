@@ -27,7 +27,7 @@ from course import (
     FixtureProviderAdapter,
     thaw,
 )
-from course._json import MAX_DEPTH, NotPlainJson, freeze, refreeze
+from course._json import MAX_DEPTH, NotPlainJson, freeze, new_memo, refreeze
 
 from .helpers import collect, end, fixture, run, start, tool
 
@@ -351,4 +351,4 @@ def test_a_large_record_object_repeated_is_copied_once_and_judged_each_time() ->
 
 def test_a_value_walked_from_too_deep_a_place_is_refused() -> None:
     with pytest.raises(NotPlainJson):
-        freeze([], {}, MAX_DEPTH, False, False)
+        freeze([], new_memo(), MAX_DEPTH, False, False)

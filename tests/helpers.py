@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import os
 from collections.abc import AsyncIterator, Awaitable, Coroutine
 from pathlib import Path
 from typing import TypeVar
@@ -124,3 +125,16 @@ def stream_one(
 
 async def settle(awaitable: Awaitable[T]) -> T:
     return await awaitable
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """The environment for a child Python process whose stderr a test reads.
+
+    This process's, without asyncio debug mode (which development mode turns on too):
+    its "Executing <Task ...> took 0.2 seconds" reports depend on how loaded the machine
+    is, not on the code under test. Run the child with ``-W error`` to keep warnings
+    fatal.
+    """
+    quiet = ("PYTHONASYNCIODEBUG", "PYTHONDEVMODE")
+    env = {key: value for key, value in os.environ.items() if key not in quiet}
+    return {**env, **extra}

@@ -4,7 +4,6 @@ request, and stops cleanly on Ctrl-C (SIGINT) and SIGTERM; run as a real subproc
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
@@ -17,7 +16,7 @@ import httpx2
 import openai
 import pytest
 
-from .helpers import ROUNDTRIP_PATH
+from .helpers import ROUNDTRIP_PATH, child_env
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -37,7 +36,7 @@ def serving(*args: str) -> Iterator[tuple[subprocess.Popen[str], str, str]]:
     process = subprocess.Popen(
         [sys.executable, "-W", "error", "-c", RUNNER, *args],
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"},
+        env=child_env(PYTHONPATH=str(ROOT), NO_COLOR="1"),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -133,7 +132,7 @@ def test_a_file_that_is_not_a_fixture_is_refused_with_its_place(tmp_path: Path) 
     completed = subprocess.run(
         [sys.executable, "-c", RUNNER, str(bad)],
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"},
+        env=child_env(PYTHONPATH=str(ROOT), NO_COLOR="1"),
         capture_output=True,
         text=True,
         timeout=60,
@@ -150,7 +149,7 @@ def test_a_port_in_use_is_a_clear_error() -> None:
         completed = subprocess.run(
             [sys.executable, "-c", RUNNER, str(ROUNDTRIP_PATH), "--port", port],
             cwd=ROOT,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            env=child_env(PYTHONPATH=str(ROOT)),
             capture_output=True,
             text=True,
             timeout=60,

@@ -6,12 +6,13 @@ errors (an unclosed client or socket would fail it).
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from .helpers import child_env
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -21,7 +22,7 @@ def run_example(name: str) -> list[str]:
     completed = subprocess.run(
         [sys.executable, "-W", "error", str(EXAMPLES / name)],
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env=child_env(PYTHONPATH=str(ROOT)),
         capture_output=True,
         text=True,
         timeout=120,

@@ -37,6 +37,8 @@ __all__ = [
     "Memo",
     "NotPlainJson",
     "PlainJson",
+    "adopt_array",
+    "adopt_object",
     "freeze",
     "new_memo",
     "preview",
@@ -198,6 +200,23 @@ def _rebuild_array(*items: JsonValue) -> JsonArray:
 _new_object = object.__new__
 _set_members = JsonObject.__dict__["_members"].__set__
 _new_tuple = tuple.__new__
+
+
+def adopt_object(members: dict[str, JsonValue]) -> JsonObject:
+    """A ``JsonObject`` that takes ``members`` as its storage, without a copy.
+
+    For code that builds an object itself from values already read-only (scalars,
+    ``JsonObject``, ``JsonArray``) and keeps no other reference to the dict: the
+    importer's records. Anything from outside goes through ``refreeze`` or the walk.
+    """
+    adopted = _new_object(JsonObject)
+    _set_members(adopted, members)
+    return adopted
+
+
+def adopt_array(items: list[JsonValue]) -> JsonArray:
+    """A ``JsonArray`` of ``items``, values already read-only (see ``adopt_object``)."""
+    return _new_tuple(JsonArray, items)
 
 
 # -- the walk ----------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from typing import Final, NoReturn
 from .._errors import FixtureProviderError
 from .._json import PlainJson, thaw
 from .._model import CourseModelChunk, CourseModelResponse, CourseTextDeltaChunk
-from ._recording import Event, JsonObject, Path, RecordingErrorCode, Refusal, StreamImporter
+from ._recording import Event, Path, PlainObject, RecordingErrorCode, Refusal, StreamImporter
 from ._rendering import StreamRenderer, error_words
 from ._sse import format_event
 
@@ -43,12 +43,12 @@ _TEXT: Final = "text"
 """How the importer marks an open text block."""
 
 
-def detects(first: JsonObject) -> bool:
+def detects(first: PlainObject) -> bool:
     """Whether a first event says this format (``format="auto"``): a ``message_start``."""
     return first.get("type") == "message_start"
 
 
-def fits(first: JsonObject) -> bool:
+def fits(first: PlainObject) -> bool:
     """Whether a first event may open a recording of this format."""
     # A tuple, not a set: the value may be unhashable (a list, say).
     return first.get("type") in ("message_start", "ping", "error")
@@ -116,7 +116,7 @@ class Importer(StreamImporter):
 
     # -- one handler per event type: the event alone, its place, then earlier events ---------
 
-    def _message_start(self, data: JsonObject) -> None:
+    def _message_start(self, data: PlainObject) -> None:
         message = self.obj(data, "message", ())
         response_id = self.identifier(message, "id", ("message",))
         usage = self.obj(message, "usage", ("message",))
@@ -128,7 +128,7 @@ class Importer(StreamImporter):
         self._input_tokens = input_tokens  # type: ignore[assignment]
         self.start(response_id)
 
-    def _content_block_start(self, data: JsonObject) -> None:
+    def _content_block_start(self, data: PlainObject) -> None:
         index = self._index(data)
         block = self.obj(data, "content_block", ())
         kind = self.string(block, "type", ("content_block",))
@@ -153,7 +153,7 @@ class Importer(StreamImporter):
         else:
             self.ignore(f"content_block_start:{kind}")
 
-    def _content_block_delta(self, data: JsonObject) -> None:
+    def _content_block_delta(self, data: PlainObject) -> None:
         # The hot path of every stream: inline checks, the field helpers explain a refusal.
         index = self._index(data)
         delta = data.get("delta")
@@ -194,7 +194,7 @@ class Importer(StreamImporter):
         else:
             self.ignore(f"content_block_delta:{kind}")
 
-    def _content_block_stop(self, data: JsonObject) -> None:
+    def _content_block_stop(self, data: PlainObject) -> None:
         index = self._index(data)
         block = self._open_block(index, "content_block_stop")
         self._blocks[index] = None
@@ -205,7 +205,7 @@ class Importer(StreamImporter):
         elif block is not _TEXT:
             self.ignore(f"content_block_stop:{block}")
 
-    def _message_delta(self, data: JsonObject) -> None:
+    def _message_delta(self, data: PlainObject) -> None:
         delta = self.obj(data, "delta", ())
         reason = self.string(delta, "stop_reason", ("delta",), optional=True)
         usage = self.obj(data, "usage", ())
@@ -231,7 +231,7 @@ class Importer(StreamImporter):
         if input_tokens is not None:
             self._input_tokens = input_tokens
 
-    def _message_stop(self, data: JsonObject) -> None:
+    def _message_stop(self, data: PlainObject) -> None:
         self._check_place("message_stop")
         reason = self._stop_reason
         if reason is None:
@@ -251,10 +251,10 @@ class Importer(StreamImporter):
         else:
             self.stopped(reason)
 
-    def _ping(self, data: JsonObject) -> None:
+    def _ping(self, data: PlainObject) -> None:
         self.ignore("ping")
 
-    def _error(self, data: JsonObject) -> None:
+    def _error(self, data: PlainObject) -> None:
         error = self.obj(data, "error", ())
         code = self.string(error, "type", ("error",))
         message = self.string(error, "message", ("error",))
@@ -290,14 +290,14 @@ class Importer(StreamImporter):
             raise self.out_of_order(f"`{kind}` for block {index}, which already stopped")
         return block  # type: ignore[return-value]
 
-    def _index(self, data: JsonObject) -> int:
+    def _index(self, data: PlainObject) -> int:
         """A block event's ``index``."""
         index = data.get("index")
         if type(index) is not int:
             self._refuse(data, "index", int, ())
         return index
 
-    def _refuse(self, owner: JsonObject, key: str, kind: type, path: Path) -> NoReturn:
+    def _refuse(self, owner: PlainObject, key: str, kind: type, path: Path) -> NoReturn:
         """Refuse ``owner[key]``, which an inline check found missing or mistyped."""
         self.field(owner, key, kind, path)
         raise AssertionError(f"{key} passed its inline check's helper")  # pragma: no cover
@@ -314,7 +314,7 @@ def _quote(value: str) -> str:
     return f"`{text[1:-1]}`"
 
 
-_HANDLERS: Final[dict[str, Callable[[Importer, JsonObject], None]]] = {
+_HANDLERS: Final[dict[str, Callable[[Importer, PlainObject], None]]] = {
     "message_start": Importer._message_start,
     "content_block_start": Importer._content_block_start,
     "content_block_delta": Importer._content_block_delta,
@@ -330,7 +330,7 @@ _HANDLERS: Final[dict[str, Callable[[Importer, JsonObject], None]]] = {
 # -- render ---------------------------------------------------------------------------------
 
 
-def _event(payload: JsonObject) -> str:
+def _event(payload: PlainObject) -> str:
     """One event: its ``event:`` line (the SDK dispatches on it) and compact JSON data."""
     return format_event(json.dumps(payload, separators=(",", ":")), payload["type"])  # type: ignore[arg-type]
 
@@ -339,7 +339,7 @@ def _stop_reason(response: CourseModelResponse) -> str:
     return _TOOL_USE if response.stop_reason == "toolCall" else "end_turn"
 
 
-def _usage(response: CourseModelResponse) -> JsonObject:
+def _usage(response: CourseModelResponse) -> PlainObject:
     return {
         "input_tokens": response.usage.input_tokens,
         "output_tokens": response.usage.output_tokens,
@@ -358,7 +358,7 @@ class Renderer(StreamRenderer):
         self._text_open = False
 
     def open(self, response_id: str) -> str:
-        message: JsonObject = {
+        message: PlainObject = {
             "id": response_id,
             "type": "message",
             "role": "assistant",
@@ -374,10 +374,10 @@ class Renderer(StreamRenderer):
         if isinstance(chunk, CourseTextDeltaChunk):
             head = "" if self._text_open else self._start_block({"type": "text", "text": ""})
             self._text_open = True
-            delta: JsonObject = {"type": "text_delta", "text": chunk.text}
+            delta: PlainObject = {"type": "text_delta", "text": chunk.text}
             return head + self._delta(delta)
         head = self._close_text()
-        block: JsonObject = {"type": "tool_use", "id": chunk.id, "name": chunk.name, "input": {}}
+        block: PlainObject = {"type": "tool_use", "id": chunk.id, "name": chunk.name, "input": {}}
         arguments = json.dumps(thaw(chunk.arguments), separators=(",", ":"))
         return (
             head
@@ -387,7 +387,7 @@ class Renderer(StreamRenderer):
         )
 
     def complete(self, response: CourseModelResponse) -> str:
-        delta: JsonObject = {"stop_reason": _stop_reason(response), "stop_sequence": None}
+        delta: PlainObject = {"stop_reason": _stop_reason(response), "stop_sequence": None}
         return (
             self._close_text()
             + _event({"type": "message_delta", "delta": delta, "usage": _usage(response)})
@@ -397,7 +397,7 @@ class Renderer(StreamRenderer):
     def fail(self, error: FixtureProviderError) -> str:
         return _event(self.error_body(error))
 
-    def whole(self, response: CourseModelResponse) -> JsonObject:
+    def whole(self, response: CourseModelResponse) -> PlainObject:
         content: list[PlainJson] = []
         text: list[str] = []  # a run of text deltas becomes one text block, as when streamed
         for block in response.message.content:
@@ -425,20 +425,20 @@ class Renderer(StreamRenderer):
         }
 
     @staticmethod
-    def error_body(error: FixtureProviderError) -> JsonObject:
+    def error_body(error: FixtureProviderError) -> PlainObject:
         code, message = error_words(error)
         # The SDKs read error.type; a transport error without a code is a plain api_error.
-        body: JsonObject = {"type": "api_error" if code is None else code, "message": message}
+        body: PlainObject = {"type": "api_error" if code is None else code, "message": message}
         return {"type": "error", "error": body}
 
     # -- blocks -------------------------------------------------------------------------------
 
-    def _start_block(self, block: JsonObject) -> str:
+    def _start_block(self, block: PlainObject) -> str:
         return _event(
             {"type": "content_block_start", "index": self._blocks, "content_block": block}
         )
 
-    def _delta(self, delta: JsonObject) -> str:
+    def _delta(self, delta: PlainObject) -> str:
         return _event({"type": "content_block_delta", "index": self._blocks, "delta": delta})
 
     def _stop_block(self) -> str:

@@ -16,14 +16,14 @@ from types import ModuleType
 from typing import Final, cast
 
 from .._errors import pointer
-from .._json import JsonValue, PlainJson, refreeze, thaw
+from .._json import JsonValue, PlainJson, adopt_array, adopt_object, thaw
 from .._json_text import JsonSyntaxError, loads, parse_positioned
 from . import _anthropic, _openai_chat, _openai_responses
 from ._cassette import is_cassette, read_cassette
 from ._recording import (
     MAX_COUNT,
     Event,
-    JsonObject,
+    PlainObject,
     Recording,
     RecordingError,
     RecordingErrorCode,
@@ -161,20 +161,16 @@ def _import_text(
             break  # nothing after a provider error event is read
         event = next(events, None)
     truncated = not (importer.terminal_read or importer.provider_error_read)
+    ignored: dict[str, JsonValue] = dict(importer.ignored)
     return Recording(
         format=module.FORMAT,
-        response=_read_only({"records": importer.records}),
-        ignored=_read_only(dict(importer.ignored)),  # type: ignore[arg-type]
+        response=adopt_object({"records": adopt_array(importer.records)}),
+        ignored=cast("Mapping[str, int]", adopt_object(ignored)),
         truncated=truncated,
     )
 
 
-def _read_only(value: Mapping[str, object]) -> Mapping[str, JsonValue]:
-    """The read-only copy of plain JSON this module built itself."""
-    return cast("Mapping[str, JsonValue]", refreeze(cast("PlainJson", value)))
-
-
-def _parse(event: SseEvent) -> JsonObject | None:
+def _parse(event: SseEvent) -> PlainObject | None:
     """Class 1: the event's data as a JSON object, or ``None`` for ``[DONE]``."""
     if event.data == _DONE:
         return None

@@ -29,8 +29,8 @@ from .._json import PlainJson, thaw
 from .._model import CourseModelChunk, CourseModelResponse, CourseTextBlock, CourseTextDeltaChunk
 from ._recording import (
     Event,
-    JsonObject,
     Path,
+    PlainObject,
     RecordingErrorCode,
     Refusal,
     StreamImporter,
@@ -52,12 +52,12 @@ _SKIPPED_DELTA_KEYS: Final = ("reasoning_content", "reasoning", "audio")
 _Code = RecordingErrorCode
 
 
-def detects(first: JsonObject) -> bool:
+def detects(first: PlainObject) -> bool:
     """Whether a first event says this format (``format="auto"``)."""
     return first.get("object") == _CHUNK
 
 
-def fits(first: JsonObject) -> bool:
+def fits(first: PlainObject) -> bool:
     """Whether a first event may open a recording of this format."""
     return first.get("object") == _CHUNK or first.get("error") is not None
 
@@ -124,7 +124,7 @@ class Importer(StreamImporter):
 
     # -- the three kinds of event ------------------------------------------------------------
 
-    def _chunk(self, data: JsonObject, name: str) -> None:
+    def _chunk(self, data: PlainObject, name: str) -> None:
         # (2) the vocabulary: `object` says what the event is
         kind = data.get("object")
         if kind != _CHUNK:
@@ -177,7 +177,7 @@ class Importer(StreamImporter):
         if choice is not None:
             self._apply(choice)
 
-    def _error(self, data: JsonObject, name: str) -> None:
+    def _error(self, data: PlainObject, name: str) -> None:
         # (3) the event alone
         if name:
             _check_name(data, name)
@@ -214,7 +214,7 @@ class Importer(StreamImporter):
 
     # -- class 3: one event's parts ----------------------------------------------------------
 
-    def _usage_of(self, data: JsonObject) -> Usage:
+    def _usage_of(self, data: PlainObject) -> Usage:
         usage = data["usage"]
         if type(usage) is not dict:
             _refuse(data, "usage", dict, ())
@@ -388,7 +388,7 @@ def _refuse_unsupported(choice: _Choice) -> None:
         )
 
 
-def _check_name(data: JsonObject, name: str) -> None:
+def _check_name(data: PlainObject, name: str) -> None:
     """An SSE ``event`` name must equal a JSON ``type``, when the data has one."""
     kind = data.get("type")
     if kind is not None and kind != name:
@@ -399,13 +399,13 @@ def _check_name(data: JsonObject, name: str) -> None:
         )
 
 
-def _refuse(owner: JsonObject, key: str, kind: type, path: Path) -> NoReturn:
+def _refuse(owner: PlainObject, key: str, kind: type, path: Path) -> NoReturn:
     """Raise the field check's refusal for ``owner[key]``, already known to be wrong."""
     StreamImporter.field(owner, key, kind, path)
     raise AssertionError(f"{key} passed a check it was known to fail")
 
 
-def _refuse_id(owner: JsonObject, key: str, path: Path) -> NoReturn:
+def _refuse_id(owner: PlainObject, key: str, path: Path) -> NoReturn:
     """Raise the id check's refusal for ``owner[key]``, already known to be wrong."""
     StreamImporter.identifier(owner, key, path)
     raise AssertionError(f"{key} passed a check it was known to fail")
@@ -450,7 +450,7 @@ def _finish_reason(response: CourseModelResponse) -> str:
     return "tool_calls" if response.stop_reason == "toolCall" else "stop"
 
 
-def _usage(response: CourseModelResponse) -> JsonObject:
+def _usage(response: CourseModelResponse) -> PlainObject:
     usage = response.usage
     return {
         "prompt_tokens": usage.input_tokens,
@@ -479,7 +479,7 @@ class Renderer(StreamRenderer):
             return self._chunk({"content": chunk.text})
         index = self._tool_calls
         self._tool_calls += 1
-        fragment: JsonObject = {
+        fragment: PlainObject = {
             "index": index,
             "id": chunk.id,
             "type": "function",
@@ -500,7 +500,7 @@ class Renderer(StreamRenderer):
     def fail(self, error: FixtureProviderError) -> str:
         return format_event(_compact(self.error_body(error))) + _DONE_EVENT
 
-    def whole(self, response: CourseModelResponse) -> JsonObject:
+    def whole(self, response: CourseModelResponse) -> PlainObject:
         texts: list[str] = []
         tool_calls: list[PlainJson] = []
         for block in response.message.content:
@@ -517,7 +517,7 @@ class Renderer(StreamRenderer):
                         },
                     }
                 )
-        message: JsonObject = {
+        message: PlainObject = {
             "role": "assistant",
             "content": "".join(texts) if texts else None,
             "refusal": None,
@@ -541,11 +541,11 @@ class Renderer(StreamRenderer):
         }
 
     @staticmethod
-    def error_body(error: FixtureProviderError) -> JsonObject:
+    def error_body(error: FixtureProviderError) -> PlainObject:
         code, message = error_words(error)
         return {"error": {"message": message, "type": code, "code": code}}
 
-    def _head(self) -> JsonObject:
+    def _head(self) -> PlainObject:
         return {
             "id": self._response_id,
             "object": _CHUNK,
@@ -553,7 +553,7 @@ class Renderer(StreamRenderer):
             "model": self.model,
         }
 
-    def _chunk(self, delta: JsonObject, finish_reason: str | None = None) -> str:
+    def _chunk(self, delta: PlainObject, finish_reason: str | None = None) -> str:
         chunk = self._head()
         chunk["choices"] = [
             {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}

@@ -48,7 +48,7 @@ from .._model import (
     CourseToolCallBlock,
     CourseToolCallChunk,
 )
-from ._recording import Event, JsonObject, Path, RecordingErrorCode, Refusal, StreamImporter
+from ._recording import Event, Path, PlainObject, RecordingErrorCode, Refusal, StreamImporter
 from ._rendering import StreamRenderer, error_words
 from ._sse import format_event
 
@@ -77,13 +77,13 @@ _RESTATING: Final = frozenset(
 )
 
 
-def detects(first: JsonObject) -> bool:
+def detects(first: PlainObject) -> bool:
     """Whether a first event says this format (``format="auto"``)."""
     kind = first.get("type")
     return type(kind) is str and kind.startswith(_PREFIX)
 
 
-def fits(first: JsonObject) -> bool:
+def fits(first: PlainObject) -> bool:
     """Whether a first event may open a recording of this format."""
     kind = first.get("type")
     return type(kind) is str and (kind == _ERROR or kind.startswith(_PREFIX))
@@ -156,7 +156,7 @@ class Importer(StreamImporter):
 
     # -- the start and the terminals -------------------------------------------------------
 
-    def _on_created(self, data: JsonObject) -> None:
+    def _on_created(self, data: PlainObject) -> None:
         response = self.obj(data, "response", _ROOT)
         response_id = self.identifier(response, "id", _RESPONSE)
         if self.terminal_read:
@@ -165,7 +165,7 @@ class Importer(StreamImporter):
             raise self.out_of_order("A second `response.created`: the response has started")
         self.start(response_id)
 
-    def _on_completed(self, data: JsonObject) -> None:
+    def _on_completed(self, data: PlainObject) -> None:
         response, response_id = self._terminal_response(data)
         usage: tuple[int, int] | None = None
         recorded = self.obj(response, "usage", _RESPONSE, optional=True)
@@ -188,14 +188,14 @@ class Importer(StreamImporter):
             return
         self.end(self._tool_called, usage, _RESPONSE)
 
-    def _on_incomplete(self, data: JsonObject) -> None:
+    def _on_incomplete(self, data: PlainObject) -> None:
         response, response_id = self._terminal_response(data)
         details = self.obj(response, "incomplete_details", _RESPONSE)
         reason = self.string(details, "reason", ("response", "incomplete_details"))
         self._check_terminal_place("response.incomplete", response_id)
         self.stopped(reason)
 
-    def _on_failed(self, data: JsonObject) -> None:
+    def _on_failed(self, data: PlainObject) -> None:
         response, response_id = self._terminal_response(data)
         error = self.obj(response, "error", _RESPONSE)
         message = self.string(error, "message", ("response", "error"))
@@ -203,7 +203,7 @@ class Importer(StreamImporter):
         self._check_terminal_place("response.failed", response_id)
         self.failed(message, code if type(code) is str else None)
 
-    def _on_error(self, data: JsonObject) -> None:
+    def _on_error(self, data: PlainObject) -> None:
         message = self.string(data, "message", _ROOT)
         code = data.get("code")
         if self.terminal_read:
@@ -221,7 +221,7 @@ class Importer(StreamImporter):
             raise self.out_of_order("A second `[DONE]` after the terminal event")
         self._done_read = True
 
-    def _terminal_response(self, data: JsonObject) -> tuple[JsonObject, str]:
+    def _terminal_response(self, data: PlainObject) -> tuple[PlainObject, str]:
         """A terminal's ``response`` object and its ``id``."""
         response = self.obj(data, "response", _ROOT)
         return response, self.identifier(response, "id", _RESPONSE)
@@ -238,7 +238,7 @@ class Importer(StreamImporter):
 
     # -- output items ----------------------------------------------------------------------
 
-    def _on_item_added(self, data: JsonObject) -> None:
+    def _on_item_added(self, data: PlainObject) -> None:
         item = self.obj(data, "item", _ROOT)
         item_id = self.identifier(item, "id", _ITEM)
         kind = self.string(item, "type", _ITEM)
@@ -262,7 +262,7 @@ class Importer(StreamImporter):
         if kind not in (_MESSAGE, _FUNCTION_CALL):
             self.ignore(f"response.output_item.added:{kind}")
 
-    def _on_item_done(self, data: JsonObject) -> None:
+    def _on_item_done(self, data: PlainObject) -> None:
         item = self.obj(data, "item", _ROOT)
         item_id = self.identifier(item, "id", _ITEM)
         kind = self.string(item, "type", _ITEM, optional=True)
@@ -307,7 +307,7 @@ class Importer(StreamImporter):
         self.tool_call(entry.call_id, entry.name, arguments, ("item", "arguments"))
         self._tool_called = True
 
-    def _on_text_delta(self, data: JsonObject) -> None:
+    def _on_text_delta(self, data: PlainObject) -> None:
         item_id, delta = self._delta_fields(data)
         entry = self._open_item(item_id, "response.output_text.delta")
         if entry.kind == _MESSAGE:
@@ -317,7 +317,7 @@ class Importer(StreamImporter):
         else:
             self.ignore(f"response.output_text.delta:{entry.kind}")
 
-    def _on_refusal_delta(self, data: JsonObject) -> None:
+    def _on_refusal_delta(self, data: PlainObject) -> None:
         item_id, delta = self._delta_fields(data)
         entry = self._open_item(item_id, "response.refusal.delta")
         if entry.kind == _MESSAGE:
@@ -328,7 +328,7 @@ class Importer(StreamImporter):
         else:
             self.ignore(f"response.refusal.delta:{entry.kind}")
 
-    def _on_arguments_delta(self, data: JsonObject) -> None:
+    def _on_arguments_delta(self, data: PlainObject) -> None:
         item_id, delta = self._delta_fields(data)
         entry = self._open_item(item_id, "response.function_call_arguments.delta")
         if entry.kind == _FUNCTION_CALL:
@@ -345,7 +345,7 @@ class Importer(StreamImporter):
 
     # -- shared checks ---------------------------------------------------------------------
 
-    def _delta_fields(self, data: JsonObject) -> tuple[str, str]:
+    def _delta_fields(self, data: PlainObject) -> tuple[str, str]:
         """``item_id`` and ``delta``, both strings (the common case checked inline)."""
         item_id = data.get("item_id")
         delta = data.get("delta")
@@ -382,7 +382,7 @@ class Importer(StreamImporter):
         )
 
 
-_Handler = Callable[[Importer, JsonObject], None]
+_Handler = Callable[[Importer, PlainObject], None]
 
 _HANDLERS: Final[Mapping[str, _Handler]] = {
     "response.created": Importer._on_created,
@@ -426,7 +426,7 @@ class Renderer(StreamRenderer):
         self._sequence = 0
         self._output: list[PlainJson] = []
         """Every finished output item, for ``response.completed``."""
-        self._message: JsonObject | None = None
+        self._message: PlainObject | None = None
         """The message item a run of text deltas is writing, while it is open."""
         self._text: list[str] = []
 
@@ -492,7 +492,7 @@ class Renderer(StreamRenderer):
         item_id = self._item_id("fc")
         index = len(self._output)
         added = _function_item(item_id, "in_progress", call_id, name, "")
-        keys: JsonObject = {"item_id": item_id, "output_index": index}
+        keys: PlainObject = {"item_id": item_id, "output_index": index}
         done = _function_item(item_id, "completed", call_id, name, text)
         self._output.append(done)
         return (
@@ -505,7 +505,7 @@ class Renderer(StreamRenderer):
             + self._event("response.output_item.done", {"output_index": index, "item": done})
         )
 
-    def _part_keys(self) -> JsonObject:
+    def _part_keys(self) -> PlainObject:
         """The keys that place an event on the open message's one content part."""
         assert self._message is not None
         return {
@@ -514,11 +514,11 @@ class Renderer(StreamRenderer):
             "content_index": 0,
         }
 
-    def _item_event(self, kind: str, item: JsonObject) -> str:
+    def _item_event(self, kind: str, item: PlainObject) -> str:
         return self._event(kind, {"output_index": len(self._output), "item": item})
 
-    def _event(self, kind: str, fields: JsonObject) -> str:
-        data: JsonObject = {"type": kind, "sequence_number": self._sequence, **fields}
+    def _event(self, kind: str, fields: PlainObject) -> str:
+        data: PlainObject = {"type": kind, "sequence_number": self._sequence, **fields}
         self._sequence += 1
         return format_event(_dumps(data), kind)
 
@@ -526,7 +526,7 @@ class Renderer(StreamRenderer):
         """An output item's id: unique within the response, as the API's are."""
         return f"{prefix}_{self._response_id}_{len(self._output)}"
 
-    def _response(self, status: str, output: list[PlainJson], usage: PlainJson) -> JsonObject:
+    def _response(self, status: str, output: list[PlainJson], usage: PlainJson) -> PlainObject:
         return {
             "id": self._response_id,
             "object": "response",
@@ -559,7 +559,7 @@ class Renderer(StreamRenderer):
 
     # -- whole bodies ----------------------------------------------------------------------
 
-    def whole(self, response: CourseModelResponse) -> JsonObject:
+    def whole(self, response: CourseModelResponse) -> PlainObject:
         """The response object a stream of the same blocks completes with: a message
         item per run of text, a function call item per tool call."""
         self._response_id = response.response_id
@@ -573,12 +573,12 @@ class Renderer(StreamRenderer):
         return self._response("completed", self._output, _usage(response))
 
     @staticmethod
-    def error_body(error: FixtureProviderError) -> JsonObject:
+    def error_body(error: FixtureProviderError) -> PlainObject:
         code, message = error_words(error)
         return {"error": {"message": message, "type": code, "code": code}}
 
 
-def _message_item(item_id: str, status: str, content: list[PlainJson]) -> JsonObject:
+def _message_item(item_id: str, status: str, content: list[PlainJson]) -> PlainObject:
     return {
         "id": item_id,
         "type": "message",
@@ -588,13 +588,13 @@ def _message_item(item_id: str, status: str, content: list[PlainJson]) -> JsonOb
     }
 
 
-def _text_part(text: str) -> JsonObject:
+def _text_part(text: str) -> PlainObject:
     return {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
 
 
 def _function_item(
     item_id: str, status: str, call_id: str, name: str, arguments: str
-) -> JsonObject:
+) -> PlainObject:
     return {
         "id": item_id,
         "type": "function_call",
@@ -605,7 +605,7 @@ def _function_item(
     }
 
 
-def _usage(response: CourseModelResponse) -> JsonObject:
+def _usage(response: CourseModelResponse) -> PlainObject:
     usage = response.usage
     return {
         "input_tokens": usage.input_tokens,

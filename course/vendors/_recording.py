@@ -18,15 +18,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar, Final, TypeAlias
 
-from .._json import JsonValue, PlainJson
+from .._json import JsonValue, PlainJson, adopt_object, refreeze
 from .._json_text import JsonSyntaxError, loads
 
 __all__ = [
     "ARGUMENTS_MAX_DEPTH",
     "MAX_COUNT",
     "Event",
-    "JsonObject",
     "Path",
+    "PlainObject",
     "Recording",
     "RecordingError",
     "RecordingErrorCode",
@@ -35,7 +35,8 @@ __all__ = [
     "Usage",
 ]
 
-JsonObject: TypeAlias = dict[str, PlainJson]
+PlainObject: TypeAlias = dict[str, PlainJson]
+"""A JSON object as ``json.loads`` gives it: an event's data."""
 Path: TypeAlias = tuple[str | int, ...]
 """Where a value is inside one event's JSON: its keys and indexes from the root."""
 Usage: TypeAlias = tuple[int, int]
@@ -173,7 +174,7 @@ class Event:
 
     name: str
     """The SSE ``event`` field, ``""`` when there was none."""
-    data: JsonObject | None
+    data: PlainObject | None
     """The event's JSON object, or ``None`` for the literal ``[DONE]``."""
 
 
@@ -214,7 +215,8 @@ class StreamImporter:
     """The format name this importer reads."""
 
     def __init__(self, usage: Usage | None) -> None:
-        self.records: list[JsonObject] = []
+        self.records: list[JsonValue] = []
+        """The fixture records so far, each already read-only."""
         self.ignored: Counter[str] = Counter()
         self.fallback_usage = usage
         self.started = False
@@ -234,28 +236,20 @@ class StreamImporter:
     def start(self, response_id: str) -> None:
         self.started = True
         self._response_id = response_id
-        self.records.append(
-            {"type": "response_start", "responseId": response_id, "role": "assistant"}
-        )
+        self._emit({"type": "response_start", "responseId": response_id, "role": "assistant"})
 
     def text(self, text: str) -> None:
         """A text delta; an empty one makes no record."""
         if text:
-            self.records.append({"type": "text_delta", "text": text})
+            self._emit({"type": "text_delta", "text": text})
 
     def tool_call(self, call_id: str, name: str, arguments: str, path: Path | None) -> None:
         """A complete tool call; ``arguments`` is the concatenated JSON text.
 
         ``path`` locates a refusal of the arguments (``None``: the event as a whole).
         """
-        self.records.append(
-            {
-                "type": "tool_call",
-                "id": call_id,
-                "name": name,
-                "arguments": parse_arguments(arguments, path),
-            }
-        )
+        parsed = refreeze(parse_arguments(arguments, path))
+        self._emit({"type": "tool_call", "id": call_id, "name": name, "arguments": parsed})
 
     def end(self, tool_call: bool, usage: Usage | None, path: Path | None) -> None:
         """A successful terminal; ``usage`` as recorded, else the fallback, else refused.
@@ -271,12 +265,12 @@ class StreamImporter:
                 path,
             )
         self.terminal_read = True
-        self.records.append(
+        self._emit(
             {
                 "type": "response_end",
                 "responseId": self._response_id,
                 "stopReason": "tool_call" if tool_call else "stop",
-                "usage": {"inputTokens": usage[0], "outputTokens": usage[1]},
+                "usage": adopt_object({"inputTokens": usage[0], "outputTokens": usage[1]}),
             }
         )
 
@@ -301,10 +295,15 @@ class StreamImporter:
         self._transport_error(message, code)
 
     def _transport_error(self, message: str, code: str | None) -> None:
-        record: JsonObject = {"type": "transport_error", "message": message}
+        record: dict[str, JsonValue] = {"type": "transport_error", "message": message}
         if code is not None:
             record["code"] = code
-        self.records.append(record)
+        self._emit(record)
+
+    def _emit(self, record: dict[str, JsonValue]) -> None:
+        # Records are built read-only as they come (this module made every part of
+        # them), so the finished response needs no copy-and-freeze walk at the end.
+        self.records.append(adopt_object(record))
 
     def ignore(self, key: str) -> None:
         """Count an event skipped on purpose, under ``key`` (``type`` or ``type:kind``)."""
@@ -322,7 +321,7 @@ class StreamImporter:
 
     @classmethod
     def field(
-        cls, owner: JsonObject, key: str, kind: type, path: Path, *, optional: bool = False
+        cls, owner: PlainObject, key: str, kind: type, path: Path, *, optional: bool = False
     ) -> PlainJson:
         """``owner[key]`` checked to be of exactly ``kind`` (``str``, ``int``, ``dict``,
         ``list``); ``path`` is ``owner``'s. An optional key that is absent or null is
@@ -345,11 +344,11 @@ class StreamImporter:
         return value
 
     @classmethod
-    def string(cls, owner: JsonObject, key: str, path: Path, *, optional: bool = False) -> str:
+    def string(cls, owner: PlainObject, key: str, path: Path, *, optional: bool = False) -> str:
         return cls.field(owner, key, str, path, optional=optional)  # type: ignore[return-value]
 
     @classmethod
-    def identifier(cls, owner: JsonObject, key: str, path: Path) -> str:
+    def identifier(cls, owner: PlainObject, key: str, path: Path) -> str:
         """A required id or name: a non-empty string."""
         value = cls.string(owner, key, path)
         if not value:
@@ -359,18 +358,20 @@ class StreamImporter:
         return value
 
     @classmethod
-    def obj(cls, owner: JsonObject, key: str, path: Path, *, optional: bool = False) -> JsonObject:
+    def obj(
+        cls, owner: PlainObject, key: str, path: Path, *, optional: bool = False
+    ) -> PlainObject:
         return cls.field(owner, key, dict, path, optional=optional)  # type: ignore[return-value]
 
     @classmethod
     def array(
-        cls, owner: JsonObject, key: str, path: Path, *, optional: bool = False
+        cls, owner: PlainObject, key: str, path: Path, *, optional: bool = False
     ) -> list[PlainJson]:
         return cls.field(owner, key, list, path, optional=optional)  # type: ignore[return-value]
 
     @classmethod
     def count(
-        cls, owner: JsonObject, key: str, path: Path, *, optional: bool = False
+        cls, owner: PlainObject, key: str, path: Path, *, optional: bool = False
     ) -> int | None:
         """A token count: an ``int`` (not ``bool``) from 0 to 2**53 - 1."""
         value = cls.field(owner, key, int, path, optional=optional)
@@ -391,7 +392,7 @@ _KINDS: Final[Mapping[type, str]] = {
 }
 
 
-def parse_arguments(text: str, path: Path | None) -> JsonObject:
+def parse_arguments(text: str, path: Path | None) -> PlainObject:
     """Tool-call arguments as a JSON object; ``""`` is ``{}``. Raises ``Refusal``."""
     if text == "":
         return {}

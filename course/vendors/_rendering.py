@@ -19,7 +19,7 @@ from typing import ClassVar
 
 from .._errors import FixtureProviderError, FixtureProviderErrorCode
 from .._model import CourseModelChunk, CourseModelResponse
-from ._recording import JsonObject
+from ._recording import PlainObject
 
 __all__ = ["StreamRenderer", "error_words"]
 
@@ -61,11 +61,11 @@ class StreamRenderer:
         """The in-stream error event that ends a stream that has begun."""
         raise NotImplementedError
 
-    def whole(self, response: CourseModelResponse) -> JsonObject:
+    def whole(self, response: CourseModelResponse) -> PlainObject:
         """The non-streaming body of a complete response."""
         raise NotImplementedError
 
     @staticmethod
-    def error_body(error: FixtureProviderError) -> JsonObject:
+    def error_body(error: FixtureProviderError) -> PlainObject:
         """The HTTP 500 body for a failure before streaming began, or without it."""
         raise NotImplementedError

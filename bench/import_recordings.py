@@ -1,14 +1,14 @@
 """Benchmark: importing recordings, against the SDKs' own accumulation and the floor.
 
-Two recordings of 100,000 events each, generated in code: an ``openai-chat`` stream and
-an ``anthropic`` stream (text deltas, then one tool call whose arguments arrive in 50
-fragments). Each contender starts from the recording's bytes:
+Three recordings of 100,000 events each, generated in code: ``openai-chat``,
+``openai-responses`` and ``anthropic`` streams (text deltas, then one tool call whose
+arguments arrive in 50 fragments). Each contender starts from the recording's bytes:
 
 - ``course``: ``course.vendors.import_recording(data)``, every check included;
 - ``sdk``: what the official SDK does with the same bytes: its SSE decoder, its
   ``construct_type`` into the SDK's event models, then its stream accumulator
-  (``ChatCompletionStreamState.handle_chunk`` for OpenAI, ``accumulate_event`` for
-  Anthropic);
+  (``ChatCompletionStreamState.handle_chunk`` for Chat, ``ResponseStreamState`` for
+  Responses, ``accumulate_event`` for Anthropic);
 - ``floor``: splitting the SSE text into events and ``json.loads`` of each event's
   data, which no importer written in Python can beat.
 
@@ -35,8 +35,11 @@ from anthropic.lib.streaming._messages import accumulate_event
 from anthropic.types import RawMessageStreamEvent
 from openai._models import construct_type as openai_construct
 from openai._streaming import SSEDecoder as OpenAIDecoder
+from openai._types import omit
 from openai.lib.streaming.chat import ChatCompletionStreamState
+from openai.lib.streaming.responses._responses import ResponseStreamState
 from openai.types.chat import ChatCompletionChunk
+from openai.types.responses import ResponseStreamEvent
 
 from course.vendors import import_recording
 
@@ -100,6 +103,60 @@ def anthropic_recording(events: int) -> bytes:
     return "".join(lines).encode()
 
 
+def responses_recording(events: int) -> bytes:
+    """An ``openai-responses`` stream of ``events`` events ending in one function call."""
+    lines: list[str] = []
+
+    def event(data: dict[str, Any]) -> None:
+        data = {**data, "sequence_number": len(lines)}
+        lines.append(f"event: {data['type']}\ndata: {json.dumps(data)}\n\n")
+
+    response = {
+        "id": "resp_bench",
+        "object": "response",
+        "created_at": 1,
+        "status": "in_progress",
+        "model": "m",
+        "output": [],
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": None,
+    }
+    event({"type": "response.created", "response": response})
+    message = {"id": "msg_1", "type": "message", "status": "in_progress", "content": []}
+    message["role"] = "assistant"
+    event({"type": "response.output_item.added", "output_index": 0, "item": message})
+    empty = {"type": "output_text", "annotations": [], "text": ""}
+    where = {"item_id": "msg_1", "output_index": 0, "content_index": 0}
+    event({"type": "response.content_part.added", **where, "part": empty})
+    texts = [f"word {i} " for i in range(events - _ARGUMENT_FRAGMENTS - 7)]
+    for text in texts:
+        event({"type": "response.output_text.delta", **where, "delta": text, "logprobs": []})
+    part = {"type": "output_text", "annotations": [], "text": "".join(texts)}
+    done_message = {**message, "status": "completed", "content": [part]}
+    event({"type": "response.output_item.done", "output_index": 0, "item": done_message})
+    call = {"id": "fc_1", "type": "function_call", "status": "in_progress", "arguments": ""}
+    call |= {"call_id": "call_1", "name": "f"}
+    event({"type": "response.output_item.added", "output_index": 1, "item": call})
+    fragments = ['{"a": "', *(f"x{i}" for i in range(_ARGUMENT_FRAGMENTS - 2)), '"}']
+    for fragment in fragments:
+        delta = {"item_id": "fc_1", "output_index": 1, "delta": fragment}
+        event({"type": "response.function_call_arguments.delta", **delta})
+    done_call = {**call, "status": "completed", "arguments": "".join(fragments)}
+    event({"type": "response.output_item.done", "output_index": 1, "item": done_call})
+    usage = {
+        "input_tokens": 10,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": events,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": events + 10,
+    }
+    completed = {**response, "status": "completed", "output": [done_message, done_call]}
+    event({"type": "response.completed", "response": {**completed, "usage": usage}})
+    return "".join(lines).encode()
+
+
 def floor(data: bytes) -> int:
     """Split the SSE text into events and ``json.loads`` every event's data."""
     count = 0
@@ -139,6 +196,14 @@ def anthropic_sdk(data: bytes) -> int:
     return 0 if snapshot is None else len(snapshot.content)
 
 
+def responses_sdk(data: bytes) -> int:
+    state: ResponseStreamState[None] = ResponseStreamState(input_tools=omit, text_format=omit)
+    for sse in OpenAIDecoder().iter_bytes(iter([data])):
+        event = openai_construct(type_=ResponseStreamEvent, value=sse.json())
+        state.handle_event(event)  # type: ignore[arg-type]
+    return 0 if state._completed_response is None else len(state._completed_response.output)
+
+
 def one_time(function: Callable[[bytes], int], data: bytes) -> float:
     gc.collect()
     start = time.perf_counter()
@@ -150,6 +215,7 @@ def measure(runs: int, events: int) -> dict[str, dict[str, float]]:
     """Median seconds per contender, per format, interleaved run by run."""
     cases = {
         "openai-chat": (chat_recording(events), openai_sdk),
+        "openai-responses": (responses_recording(events), responses_sdk),
         "anthropic": (anthropic_recording(events), anthropic_sdk),
     }
     results: dict[str, dict[str, float]] = {}

@@ -2,9 +2,10 @@
 
 A source is judged by where an error comes from, never by its type: anything the
 source's code raises (a forged ``FixtureProviderError`` included) becomes
-``PROVIDER_INVALID_FIXTURE`` chained to the original. Only ``CancelledError`` is left
-for the stream to judge, since only the stream knows whether it asked for it, and
-``KeyboardInterrupt`` and ``SystemExit`` keep their meaning. (The stream also judges
+``PROVIDER_INVALID_FIXTURE`` chained to the original, ``KeyboardInterrupt`` and
+``SystemExit`` included (the SPEC: never passed through). Only ``CancelledError`` is
+left for the stream to judge, since only the stream knows whether it asked for it. (The
+stream also judges
 what an awaited step raises: a ``GeneratorExit`` thrown into its consumer is not the
 source's doing.)
 
@@ -33,9 +34,9 @@ _cleanups: set[asyncio.Task[None]] = set()
 END: Final = object()
 """What ``SourceFeed.start_step`` and ``exhausted`` return once the source is done."""
 
-_PASS_THROUGH: Final = (KeyboardInterrupt, SystemExit, asyncio.CancelledError)
+_PASS_THROUGH: Final = (asyncio.CancelledError,)
 """What a source may raise and is not turned into ``PROVIDER_INVALID_FIXTURE``:
-cancellation, which the stream judges, and the process's own exits."""
+cancellation, which the stream judges."""
 
 
 def is_async_source(value: object) -> bool:
@@ -62,9 +63,7 @@ def _text(exc: BaseException) -> str:
     """``str(exc)``, which is the source's own code and may itself fail."""
     try:
         return str.__str__(str(exc))
-    except (KeyboardInterrupt, SystemExit):
-        raise
-    except BaseException:
+    except BaseException:  # even KeyboardInterrupt: the source's code raised it
         return "<unprintable>"
 
 
@@ -195,8 +194,6 @@ class SourceFeed:
             task = asyncio.current_task()
             if task is not None and task.cancelling():
                 raise
-        except (KeyboardInterrupt, SystemExit):
-            raise
         except BaseException:
             # A failing cleanup never replaces the error that caused it.
             pass

@@ -50,7 +50,7 @@ TURN_EVERY: Final = 1_000
 
 # What a consumer's task may be interrupted by inside a source step. The stream judges
 # each (``_step_source``); anything else the step raises is the source failing.
-_INTERRUPTIONS: Final = (asyncio.CancelledError, GeneratorExit, KeyboardInterrupt, SystemExit)
+_INTERRUPTIONS: Final = (asyncio.CancelledError, GeneratorExit)
 
 _get_running_loop = asyncio._get_running_loop
 _current_task = asyncio.current_task
@@ -370,7 +370,7 @@ class CourseModelStream:
 
         if interruption is not None:
             if not isinstance(interruption, asyncio.CancelledError):
-                # The consumer's coroutine was closed, or the process is exiting.
+                # The consumer's coroutine was closed.
                 await self._stop_for(interruption)
                 raise interruption
             if task.cancelling() > cancelling:  # someone cancelled the consumer's task
@@ -398,13 +398,10 @@ class CourseModelStream:
         """The consumer was interrupted inside a step: settle, and let the source go.
 
         A closing coroutine (``GeneratorExit``) may not await: the source's cleanup
-        is scheduled on its event loop instead. On ``KeyboardInterrupt`` and
-        ``SystemExit`` none of the source's code runs any more.
+        is scheduled on its event loop instead.
         """
         if isinstance(interruption, GeneratorExit):
             who = "The coroutine consuming the stream was closed"
-        elif isinstance(interruption, KeyboardInterrupt | SystemExit):
-            who = f"The process is exiting ({type(interruption).__name__})"
         else:
             who = "The task consuming the stream was cancelled"
         self._settle(self._aborted(f"{who} before the stream's terminal"))
@@ -413,7 +410,7 @@ class CourseModelStream:
             return
         if isinstance(interruption, GeneratorExit):
             source.release_soon()
-        elif not isinstance(interruption, KeyboardInterrupt | SystemExit):
+        else:
             await source.release()
 
     # -- settling -----------------------------------------------------------------------

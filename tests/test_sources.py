@@ -874,18 +874,18 @@ def test_a_base_exception_from_the_source_is_an_invalid_fixture(mode: Mode) -> N
 
 @pytest.mark.parametrize("exit_", [KeyboardInterrupt, SystemExit], ids=lambda e: e.__name__)
 @pytest.mark.parametrize("mode", MODES)
-def test_the_process_exiting_inside_a_step_propagates_and_runs_no_more_source_code(
+def test_a_source_raising_the_process_exits_is_a_failing_source(
     exit_: type[BaseException], mode: Mode
 ) -> None:
+    # The SPEC: an exception a source raises is never passed through, whatever it is.
     async def main() -> None:
-        probe = Probe([start(), text("a"), Raise(exit_())], mode)
+        raised = exit_()
+        probe = Probe([start(), text("a"), Raise(raised)], mode)
         stream = FixtureProviderAdapter(fixture(probe)).stream(REQUEST)
-        with pytest.raises(exit_):
-            await stream.result()
         error = await result_error(stream)
-        assert error.code is Code.PROVIDER_ABORTED
-        assert "exiting" in error.message
-        assert probe.closes == 0  # no cleanup: none of the source's code runs now
+        assert error.code is Code.PROVIDER_INVALID_FIXTURE
+        assert error.__cause__ is raised
+        assert error.record_index == 2
 
     run_clean(main())
 

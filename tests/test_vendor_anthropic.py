@@ -669,7 +669,7 @@ def test_done_is_invalid_json_even_after_the_terminal() -> None:
         Code.RECORDING_INVALID_JSON,
         6,
         19,
-        1,
+        8,  # where a JSON reader stops: at `DONE`
     )
 
 

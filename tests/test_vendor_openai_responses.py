@@ -666,12 +666,12 @@ _DEEP = "{" + '"a":' + _DEEPEST + "}"
 
 REFUSALS: Final[dict[str, Row]] = {
     # class 1: JSON
-    "[DONE] before the terminal": (
+    "[DONE] before the terminal": (  # where a JSON reader stops: at `DONE`
         [created(), DONE, completed()],
         Code.RECORDING_INVALID_JSON,
         1,
-        None,
-        None,
+        "[DONE]",
+        "DONE",
     ),
     "bad JSON": (
         [created(), 'event: response.in_progress\ndata: {"type":"response.in_progress",]\n\n'],
@@ -680,12 +680,12 @@ REFUSALS: Final[dict[str, Row]] = {
         ",]",
         ",",
     ),
-    "data not an object": (
+    "data not an object": (  # at the value
         [created(), "data: []\n\n"],
         Code.RECORDING_INVALID_JSON,
         1,
-        None,
-        None,
+        "[]",
+        "[",
     ),
     # class 2: vocabulary
     "unknown type": (

@@ -205,9 +205,23 @@ def test_auto_detection_needs_json_first() -> None:
     assert (error.event_index, error.line, error.column) == (0, 3, 8)  # at `nope`
 
 
-@pytest.mark.parametrize("first", ["[DONE]", "[1]", '"s"'])
-def test_auto_detection_needs_an_object_first(first: str) -> None:
-    assert refused(f"data: {first}\n\n").code is Code.RECORDING_INVALID_JSON
+def test_auto_detection_refuses_done_first_as_not_json() -> None:
+    error = refused("data: [DONE]\n\n")
+    assert error.code is Code.RECORDING_INVALID_JSON
+    assert (error.event_index, error.line, error.column) == (0, 1, 8)  # at `DONE`
+
+
+@pytest.mark.parametrize("first", ["[1]", '"s"', "42", "null"])
+def test_json_first_that_is_not_an_object_tells_no_format(first: str) -> None:
+    error = refused(f"data: {first}\n\n")
+    assert error.code is Code.RECORDING_UNKNOWN_FORMAT
+    assert (error.event_index, error.line, error.column) == (0, 1, 1)
+
+
+def test_later_data_that_is_not_an_object_is_invalid_json_at_the_value() -> None:
+    error = refused(START + "data:  [1]\n\n")
+    assert error.code is Code.RECORDING_INVALID_JSON
+    assert (error.event_index, error.line, error.column) == (1, 3, 8)
 
 
 def test_an_unknown_first_event_is_an_unknown_format() -> None:

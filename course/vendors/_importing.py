@@ -176,15 +176,26 @@ def _parse(event: SseEvent) -> PlainObject | None:
         return None
     try:
         value = loads(event.data)
-    except JsonSyntaxError as error:
+    except JsonSyntaxError:
+        raise _not_json(event.data) from None
+    if type(value) is not dict:
         raise Refusal(
+            _Code.RECORDING_INVALID_JSON, "Expected the event's data to be a JSON object", ()
+        )
+    return value
+
+
+def _not_json(text: str) -> Refusal:
+    """The refusal of data that is not strict JSON, located where the reader stops."""
+    try:
+        loads(text)
+    except JsonSyntaxError as error:
+        return Refusal(
             _Code.RECORDING_INVALID_JSON,
             f"The event's data is not strict JSON: {error.message}",
             offset=error.offset,
-        ) from None
-    if type(value) is not dict:
-        raise Refusal(_Code.RECORDING_INVALID_JSON, "Expected the event's data to be a JSON object")
-    return value
+        )
+    raise AssertionError(f"{text!r} is JSON")  # pragma: no cover
 
 
 def _settle_format(first: SseEvent, format: str, source: str | None, label: str) -> ModuleType:
@@ -200,22 +211,29 @@ def _settle_format(first: SseEvent, format: str, source: str | None, label: str)
             column=1,
         )
 
-    try:
-        data = _parse(first)
-        if data is None and format == "auto":
-            raise Refusal(_Code.RECORDING_INVALID_JSON, "Expected JSON first, got `[DONE]`")
-    except Refusal as refusal:
-        if format != "auto":
-            raise unknown(f"The first event is not a JSON object, so it is not {format}") from None
-        raise _locate(refusal, first, source, label) from None
     if format != "auto":
         module = FORMATS[format]
+        try:
+            data = _parse(first)
+        except Refusal:
+            data = None
         if data is None or not module.fits(data):
             raise unknown(f"The first event does not fit the {format} format")
         return module
-    for module in _FORMAT_MODULES:
-        if module.detects(data):
-            return module
+    # Auto: text that is not JSON is refused as such; JSON of any other kind (an array,
+    # an object no format opens with) tells no format.
+    if first.data == _DONE:
+        raise _locate(_not_json(_DONE), first, source, label)
+    try:
+        data = _parse(first)
+    except Refusal as refusal:
+        if refusal.offset is not None:
+            raise _locate(refusal, first, source, label) from None
+        data = None
+    if data is not None:
+        for module in _FORMAT_MODULES:
+            if module.detects(data):
+                return module
     names = ", ".join(FORMATS)
     raise unknown(
         f"Cannot tell the format from the first event; name it with format= (one of {names})"
@@ -225,8 +243,11 @@ def _settle_format(first: SseEvent, format: str, source: str | None, label: str)
 def _locate(refusal: Refusal, event: SseEvent, source: str | None, label: str) -> RecordingError:
     """The refusal as a ``RecordingError`` pointing into the recording."""
     line, column = event.line, 1
-    if refusal.offset is not None:
-        line, column = event.position(refusal.offset)
+    offset = refusal.offset
+    if refusal.code is _Code.RECORDING_INVALID_JSON and event.data == _DONE:
+        offset = _not_json(_DONE).offset  # an importer refused `[DONE]`: where JSON fails
+    if offset is not None:
+        line, column = event.position(offset)
     elif refusal.path is not None:
         offsets: dict[str, int] = {}
         parse_positioned(event.data, offsets)  # the text was parsed once already

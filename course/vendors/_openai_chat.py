@@ -294,15 +294,15 @@ class Importer(StreamImporter):
         self._finish = finish
         if finish not in _COMPLETING:
             return  # the tool calls never complete
-        where: Path = (*choice.path, "finish_reason")
         for index in sorted(self._calls):
             call = self._calls[index]
-            self.tool_call(call.id, call.name, "".join(call.arguments), where)
+            # Arguments came in earlier events: a refusal points at this event as a whole.
+            self.tool_call(call.id, call.name, "".join(call.arguments), None)
         if finish == "tool_calls" and not self._calls:
             raise Refusal(
                 _Code.RECORDING_STOP_REASON_MISMATCH,
                 "The finish reason is tool_calls but no tool call came",
-                where,
+                (*choice.path, "finish_reason"),
             )
 
     def _continue_call(self, fragment: _Fragment) -> None:

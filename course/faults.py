@@ -28,12 +28,11 @@ plain dict, and the input is never changed.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import threading
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
-from typing import Final, TypeVar
+from typing import Final, TypeVar, cast
 
 from . import (
     CourseModelRequest,
@@ -157,26 +156,32 @@ async def _settled(fixture: object, count: int) -> list[bool]:
 
 
 def _run_apart(make: Callable[[], Coroutine[object, object, T]]) -> T:
-    """Run a coroutine to its end on a private loop, changing no process-wide state.
+    """Run a replay coroutine to its end, on a thread of its own, with no event loop.
 
-    From a thread that runs a loop (``variants`` called in an async test), the private
-    loop runs in a thread of its own.
+    A replay of array records never waits for anything: with no event loop running in
+    its thread, the stream's loop turns have nothing to yield to, so one ``send`` runs
+    it to the end. No loop means no self-pipe socket either (test suites that refuse
+    the network refuse ``socketpair``), and a thread of its own means it works the same
+    from a plain test, an asyncio test or a trio test. What it raises is raised here.
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return _run_here(make())
-    results: list[T] = []
-    worker = threading.Thread(target=lambda: results.append(_run_here(make())))
+    outcome: list[tuple[bool, object]] = []
+
+    def work() -> None:
+        coroutine = make()
+        try:
+            coroutine.send(None)
+        except StopIteration as done:
+            outcome.append((True, done.value))
+        except BaseException as exc:
+            outcome.append((False, exc))
+        else:
+            coroutine.close()
+            outcome.append((False, RuntimeError("a replay of array records waited")))
+
+    worker = threading.Thread(target=work, name="course.faults replay")
     worker.start()
     worker.join()
-    return results[0]
-
-
-def _run_here(coroutine: Coroutine[object, object, T]) -> T:
-    # Not asyncio.run: that would set, then clear, this thread's current event loop.
-    loop = asyncio.new_event_loop()
-    try:
-        return loop.run_until_complete(coroutine)
-    finally:
-        loop.close()
+    succeeded, value = outcome[0]
+    if not succeeded:
+        raise cast(BaseException, value)
+    return cast(T, value)

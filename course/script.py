@@ -265,6 +265,7 @@ def _arguments_copy(value: object, where: str) -> dict[str, object]:
     if type(value) is not dict:
         raise TypeError(f"{where}: `arguments` must be a dict (a JSON object), got {_kind(value)}")
     memo: dict[int, object] = {}
+    heights: dict[int, int] = {}  # of each container copied: 1 holds no container
     active: set[int] = set()
 
     # ``path`` is a linked list, (key, parent), rendered only for an error message.
@@ -289,13 +290,14 @@ def _arguments_copy(value: object, where: str) -> dict[str, object]:
         if key in active:
             raise ValueError(f"{where}: {_render(path)} contains itself (a cycle)")
         done = memo.get(key)
-        if done is not None:
-            return done
-        if depth > _MAX_ARGUMENTS_DEPTH:
+        # A shared container must fit wherever it appears, not only where first seen.
+        if depth + (heights[key] - 1 if done is not None else 0) > _MAX_ARGUMENTS_DEPTH:
             raise ValueError(
                 f"{where}: `arguments` nest deeper than {_MAX_ARGUMENTS_DEPTH} containers, "
                 "past the fixture's nesting limit"
             )
+        if done is not None:
+            return done
         active.add(key)
         result: dict[str, object] | list[object]
         if kind is dict:
@@ -313,6 +315,11 @@ def _arguments_copy(value: object, where: str) -> dict[str, object]:
             ]
         active.discard(key)
         memo[key] = result
+        children = cast("dict[object, object]", item).values() if kind is dict else item
+        heights[key] = 1 + max(
+            (heights[id(child)] for child in children if type(child) in (dict, list)),  # type: ignore[attr-defined]
+            default=0,
+        )
         return result
 
     return copy(value, None, 1)  # type: ignore[return-value]

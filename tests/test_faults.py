@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
+import socket
 from collections.abc import AsyncGenerator
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 from hypothesis import given
@@ -191,6 +192,25 @@ def test_variants_work_inside_a_running_event_loop() -> None:
         return [fault.name for fault in faults.variants(load_fixture(ROUNDTRIP_PATH))]
 
     assert asyncio.run(inside()) == BUNDLED_NAMES
+
+
+def test_variants_need_no_event_loop_and_no_socket(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A suite that refuses the network refuses socketpair, which an event loop needs.
+    def refused(*args: object, **kwargs: object) -> NoReturn:
+        raise OSError("the network is refused in this test")
+
+    monkeypatch.setattr(socket, "socket", refused)
+    monkeypatch.setattr(socket, "socketpair", refused)
+    fixture = load_fixture(ROUNDTRIP_PATH)
+    assert [fault.name for fault in faults.variants(fixture)] == BUNDLED_NAMES
+
+    async def inside() -> list[str]:
+        return [fault.name for fault in faults.variants(fixture)]
+
+    coroutine = inside()  # no asyncio.run here: it would need the self-pipe socket
+    with pytest.raises(StopIteration) as done:
+        coroutine.send(None)
+    assert done.value.value == BUNDLED_NAMES
 
 
 def test_a_fault_is_frozen_with_a_short_repr() -> None:

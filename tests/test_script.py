@@ -300,6 +300,21 @@ def test_arguments_as_deep_as_the_adapter_accepts() -> None:
         FixtureProviderAdapter(fixture)
 
 
+@pytest.mark.parametrize("shallow_first", [True, False])
+def test_a_shared_object_must_fit_wherever_it_appears(shallow_first: bool) -> None:
+    # 240 levels fit at the top, not 20 levels further down: refused whichever comes first.
+    shared = _nested(240)
+    deeper: dict[str, object] = {"x": shared}
+    for _ in range(19):
+        deeper = {"x": deeper}
+    arguments = {"a": shared, "b": deeper} if shallow_first else {"b": deeper, "a": shared}
+    with pytest.raises(ValueError, match="nest deeper"):
+        script.call("f", arguments)
+    # Shared where it fits: accepted, and the adapter agrees.
+    fits: dict[str, object] = {"a": shared, "b": {"x": shared}}
+    FixtureProviderAdapter(script.fixture(script.response(script.call("f", fits))))
+
+
 def test_ints_as_long_as_the_adapter_accepts() -> None:
     longest = 10**4300 - 1
     fixture = script.fixture(script.response(script.call("f", {"n": longest, "m": -longest})))

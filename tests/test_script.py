@@ -307,7 +307,9 @@ def test_a_shared_object_must_fit_wherever_it_appears(shallow_first: bool) -> No
     deeper: dict[str, object] = {"x": shared}
     for _ in range(19):
         deeper = {"x": deeper}
-    arguments = {"a": shared, "b": deeper} if shallow_first else {"b": deeper, "a": shared}
+    arguments: dict[str, object] = (
+        {"a": shared, "b": deeper} if shallow_first else {"b": deeper, "a": shared}
+    )
     with pytest.raises(ValueError, match="nest deeper"):
         script.call("f", arguments)
     # Shared where it fits: accepted, and the adapter agrees.

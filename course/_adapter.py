@@ -12,7 +12,7 @@ from ._abort import AbortSignal, describe_reason
 from ._errors import FixtureProviderError, FixtureProviderErrorCode, Location
 from ._json import new_memo
 from ._model import CourseModelRequest
-from ._parser import describe, freeze_record
+from ._parser import describe, freeze_record, shorten
 from ._source import SourceFeed, is_async_source
 from ._stream import CourseModelStream
 from ._untrusted import type_name
@@ -37,7 +37,7 @@ def _closed_object(
         if key not in keys:
             allowed = ", ".join(f"`{k}`" for k in keys)
             raise where.error(
-                f"{what.capitalize()} has unknown key `{key}` (allowed: {allowed})", key
+                f"{what.capitalize()} has unknown key `{shorten(key)}` (allowed: {allowed})", key
             )
     for key in keys:
         if key not in value:

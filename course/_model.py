@@ -66,13 +66,15 @@ def _frozen_arguments(owner: CourseToolCallChunk | CourseToolCallBlock) -> None:
     object.__setattr__(owner, "arguments", refreeze(cast(PlainJson, arguments)))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class CourseModelRequest:
     """A request for the next response; the fixture adapter reads ``id`` only."""
 
     id: str
     messages: tuple[object, ...] = ()
     tools: tuple[object, ...] = ()
+
+    __repr__ = _bounded_repr
 
     def __post_init__(self) -> None:
         # Any iterable of messages or tools is kept as a tuple: the request is frozen.

@@ -60,6 +60,7 @@ __all__ = [
     "describe",
     "freeze_record",
     "freeze_source_record",
+    "shorten",
 ]
 
 Code = FixtureProviderErrorCode
@@ -198,7 +199,7 @@ def _read_usage(value: object) -> CourseModelUsage | _Problem:
     if not _USAGE_KEYS.issuperset(value):
         unknown = next(key for key in value if key not in _USAGE_KEYS)
         return _Problem(
-            f"Usage has unknown field `{unknown}` (allowed: inputTokens or input_tokens, "
+            f"Usage has unknown field `{shorten(unknown)}` (allowed: inputTokens or input_tokens, "
             "outputTokens or output_tokens)",
             (unknown,),
             about_value=False,
@@ -288,6 +289,12 @@ def freeze_record(
 def freeze_source_record(record: object, response_index: int, record_index: int) -> object:
     """``freeze_record`` for a record an async source gave: parsed at once, alone."""
     return freeze_record(record, response_index, record_index)
+
+
+def shorten(text: str, limit: int = 60) -> str:
+    """An untrusted string cut to ``limit`` characters for a message (the error's
+    attributes, such as ``path`` and ``transport_message``, keep it whole)."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def describe(value: object) -> str:
@@ -405,7 +412,7 @@ class ResponseParser:
             expected = ", ".join(sorted(RECORD_TYPES))
             raise self._error(
                 Code.PROVIDER_UNKNOWN_EVENT,
-                f"Expected a record type among {expected}; got unknown type {kind!r}",
+                f"Expected a record type among {expected}; got unknown type {shorten(kind)!r}",
                 index,
                 "type",
             )
@@ -458,7 +465,7 @@ class ResponseParser:
             allowed = ", ".join(f"`{name}`" for name in names)
             raise self._error(
                 Code.PROVIDER_MALFORMED_EVENT,
-                f"A `{kind}` record has unknown field `{unknown}` (allowed: {allowed})",
+                f"A `{kind}` record has unknown field `{shorten(unknown)}` (allowed: {allowed})",
                 index,
                 unknown,
             )
@@ -495,7 +502,7 @@ class ResponseParser:
         if call_id in self._tool_ids:
             raise self._error(
                 Code.PROVIDER_DUPLICATE_TOOL_CALL,
-                f"Tool-call id {call_id!r} is already used in this response",
+                f"Tool-call id {shorten(call_id)!r} is already used in this response",
                 index,
                 "id",
             )
@@ -512,8 +519,8 @@ class ResponseParser:
         if response_id != self._response_id:
             raise self._error(
                 Code.PROVIDER_RESPONSE_MISMATCH,
-                f"Expected `responseId` {self._response_id!r} (from response_start), "
-                f"got {response_id!r}",
+                f"Expected `responseId` {shorten(self._response_id)!r} (from response_start), "
+                f"got {shorten(response_id)!r}",
                 index,
                 "responseId",
             )
@@ -543,10 +550,10 @@ class ResponseParser:
     def _on_transport_error(self, fields: _Fields, index: int) -> None:
         message, code = fields["message"], fields.get("code", _MISSING)
         # The provider's words are data: quoted verbatim, never read as a code.
-        provider_code = "" if code is _MISSING else f" (provider code {code!r})"
+        provider_code = "" if code is _MISSING else f" (provider code {shorten(code)!r})"
         error = self._error(
             Code.PROVIDER_TRANSPORT_ERROR,
-            f'The provider reported a transport error{provider_code}: "{message}"',
+            f'The provider reported a transport error{provider_code}: "{shorten(message, 500)}"',
             index,
         )
         error.transport_message = message
@@ -563,7 +570,7 @@ class ResponseParser:
                 "A second `response_end` came after the terminal",
                 index,
             )
-        got = f"a `{kind}` record" if type(kind) is str else describe(record)
+        got = f"a `{shorten(kind)}` record" if type(kind) is str else describe(record)
         return self._error(
             Code.PROVIDER_INVALID_TERMINAL,
             f"Expected the records to end after `response_end`, got {got}",

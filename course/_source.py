@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator
 from typing import Final
 
 from ._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
-from ._parser import freeze_source_record
+from ._parser import freeze_source_record, shorten
 from ._untrusted import MISSING, has_type_attribute, type_attribute, type_name
 
 __all__ = ["END", "SourceFeed", "is_async_source"]
@@ -98,7 +98,8 @@ class SourceFeed:
     def failed(self, what: str, exc: BaseException) -> FixtureProviderError:
         """The error for an exception the source's code raised ``what``."""
         return self._invalid(
-            f"The async record source failed {what}: {type_name(exc)}: {_text(exc)}", exc
+            f"The async record source failed {what}: {type_name(exc)}: {shorten(_text(exc), 500)}",
+            exc,
         )
 
     def start_step(self) -> object:

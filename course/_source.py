@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import asyncio
 import types
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine, Generator
 from typing import Final
 
 from ._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
 from ._parser import freeze_source_record, shorten
 from ._untrusted import MISSING, has_type_attribute, type_attribute, type_name
 
-__all__ = ["END", "SourceFeed", "is_async_source"]
+__all__ = ["END", "GENERATOR_STEP", "PendingStep", "SourceFeed", "is_async_source"]
 
 # Cleanups scheduled by ``release_soon``: the loop keeps only weak references to tasks.
 _cleanups: set[asyncio.Task[None]] = set()
@@ -37,6 +37,45 @@ END: Final = object()
 _PASS_THROUGH: Final = (asyncio.CancelledError,)
 """What a source may raise and is not turned into ``PROVIDER_INVALID_FIXTURE``:
 cancellation, which the stream judges."""
+
+
+class PendingStep:
+    """Awaits an async generator's step that did not finish at once.
+
+    Like ``await step``, but when the awaiting coroutine is closed (``GeneratorExit``)
+    it leaves the step pending and hands it to the feed instead of closing it: CPython
+    3.11 closes a generator's step without clearing the generator's "running" flag, so
+    that nothing could ever close the generator afterwards and its ``finally`` blocks
+    would never run. The feed's cleanup ends the step, then closes the generator.
+    """
+
+    __slots__ = ("_feed", "_step", "_waiting")
+
+    def __init__(
+        self, feed: SourceFeed, step: Coroutine[object, object, object], waiting: object
+    ) -> None:
+        self._feed = feed
+        self._step = step
+        self._waiting = waiting  # what the step yielded: the future it waits on
+
+    def __await__(self) -> Generator[object, object, object]:
+        step, waiting = self._step, self._waiting
+        while True:
+            try:
+                sent = yield waiting
+            except GeneratorExit:
+                self._feed._held = step
+                raise
+            except BaseException as exc:  # a cancellation, say: the step judges it
+                try:
+                    waiting = step.throw(exc)
+                except StopIteration as done:
+                    return done.value
+                continue
+            try:
+                waiting = step.send(sent)
+            except StopIteration as done:
+                return done.value
 
 
 def is_async_source(value: object) -> bool:
@@ -56,7 +95,8 @@ def _step_type() -> type:
 
 # What ``__anext__`` of async generators and coroutine methods returns: awaitable.
 _COROUTINE: Final = types.CoroutineType
-_GENERATOR_STEP: Final = _step_type()
+GENERATOR_STEP: Final = _step_type()
+"""The type of an async generator's ``__anext__()`` step."""
 
 
 def _text(exc: BaseException) -> str:
@@ -70,7 +110,16 @@ def _text(exc: BaseException) -> str:
 class SourceFeed:
     """Pulls records from one async source, one step at a time, as the stream asks."""
 
-    __slots__ = ("_cleanup", "_done", "_index", "_iterator", "_loop", "_response_index", "_source")
+    __slots__ = (
+        "_cleanup",
+        "_done",
+        "_held",
+        "_index",
+        "_iterator",
+        "_loop",
+        "_response_index",
+        "_source",
+    )
 
     def __init__(self, source: object, response_index: int) -> None:
         self._source = source
@@ -83,6 +132,8 @@ class SourceFeed:
         self._done = False
         # Resolved when cleanup has finished, for callers that come while it runs.
         self._cleanup: asyncio.Future[None] | None = None
+        # A generator's step left pending by a consumer that was closed (``PendingStep``).
+        self._held: Coroutine[object, object, object] | None = None
 
     def _invalid(self, message: str, cause: BaseException | None = None) -> FixtureProviderError:
         error = FixtureProviderError(
@@ -133,7 +184,7 @@ class SourceFeed:
         kind = type(step)
         if (
             kind is not _COROUTINE
-            and kind is not _GENERATOR_STEP
+            and kind is not GENERATOR_STEP
             and not has_type_attribute(kind, "__await__")
         ):
             raise self._invalid(
@@ -168,9 +219,20 @@ class SourceFeed:
             return
         self._cleanup = asyncio.get_running_loop().create_future()
         try:
+            if self._held is not None:
+                await self._finish_held()
             await self._aclose(self._iterator)
         finally:
             self._cleanup.set_result(None)
+
+    async def _finish_held(self) -> None:
+        """End a held step as cancelling its task would have: ``CancelledError`` in it."""
+        step, self._held = self._held, None
+        try:
+            waiting = step.throw(asyncio.CancelledError())  # type: ignore[union-attr]
+            await PendingStep(self, step, waiting)  # type: ignore[arg-type]
+        except BaseException:  # its end, however it ends: only its cleanup matters now
+            pass
 
     def release_soon(self) -> None:
         """Schedule ``release()`` on the source's event loop; for a caller that may not

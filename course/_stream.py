@@ -32,14 +32,15 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections import deque
+from collections.abc import Coroutine
 from types import TracebackType
-from typing import Final
+from typing import Final, cast
 
 from ._abort import AbortSignal, describe_reason
 from ._errors import FixtureProviderError, FixtureProviderErrorCode
 from ._model import CourseModelChunk, CourseModelResponse
 from ._parser import ResponseParser
-from ._source import END, SourceFeed
+from ._source import END, GENERATOR_STEP, PendingStep, SourceFeed
 
 __all__ = ["TURN_EVERY", "CourseModelStream"]
 
@@ -339,7 +340,18 @@ class CourseModelStream:
             record = source.start_step()
             if record is not END:
                 try:
-                    record = await record  # type: ignore[misc]
+                    if type(record) is GENERATOR_STEP:
+                        # Started here: most steps finish at once, and one that waits
+                        # is awaited so that closing this coroutine cannot strand it.
+                        step = cast("Coroutine[object, object, object]", record)
+                        try:
+                            record = PendingStep(source, step, step.send(None))
+                        except StopIteration as done:
+                            record = done.value
+                        else:
+                            record = await record
+                    else:
+                        record = await record  # type: ignore[misc]
                 except StopAsyncIteration:
                     record = source.exhausted()
                 except GeneratorExit as exc:

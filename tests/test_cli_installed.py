@@ -2,12 +2,14 @@
 
 The script is the one the package's ``[project.scripts]`` installed next to this Python
 (``.venv/bin/course-fixture``). It runs against this checkout's code, and its output
-for the README's ``validate`` example is pinned here, so the README can quote it.
+for the README's ``validate`` and ``import`` examples is checked against the README's own
+text, so the README quotes real output.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,6 +21,16 @@ from course._cli import COMMANDS, EXIT_NOT_A_FIXTURE, EXIT_OK
 from .helpers import ROUNDTRIP_PATH
 
 ROOT = Path(__file__).resolve().parent.parent
+RECORDINGS = Path(__file__).resolve().parent / "recordings"
+
+
+def readme_console(first_command: str) -> str:
+    """The README's ``console`` block that starts with ``$ first_command``, as it reads."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```console\n(.*?)```", readme, flags=re.DOTALL)
+    found = [block for block in blocks if block.startswith(f"$ {first_command}")]
+    assert len(found) == 1, f"the README has no console block starting with $ {first_command}"
+    return str(found[0])
 
 
 def installed_script() -> str:
@@ -88,6 +100,34 @@ def test_the_installed_script_validates_the_readme_example_as_the_readme_shows(
     assert completed.stderr == ""
     assert completed.stdout == README_VALIDATE
     assert completed.returncode == EXIT_NOT_A_FIXTURE
+    assert readme_console("course-fixture validate my-fixtures/") == (
+        "$ course-fixture validate my-fixtures/\n" + README_VALIDATE
+    )
+
+
+def test_the_installed_script_imports_the_readme_recordings_as_the_readme_shows(
+    tmp_path: Path,
+) -> None:
+    for name, recording in {
+        "chat.sse": "openai-chat/parallel_tool_calls.sse",
+        "messages.sse": "anthropic/thinking_tool_use.sse",
+        "responses.sse": "openai-responses/web_search.sse",
+    }.items():
+        shutil.copy(RECORDINGS / recording, tmp_path / name)
+    command = "course-fixture import chat.sse messages.sse responses.sse -o fixture.json"
+    imported = run_script(*command.split()[1:], cwd=tmp_path)
+    assert imported.returncode == EXIT_OK
+    assert imported.stdout == ""
+    validated = run_script("validate", "fixture.json", cwd=tmp_path)
+    assert validated.returncode == EXIT_OK
+    assert validated.stderr == ""
+    shown = readme_console(command)
+    # The README's second command carries a comment after it; the output is verbatim.
+    validate_line = next(
+        line for line in shown.splitlines() if line.startswith("$ course-fixture validate")
+    )
+    assert validate_line.split("#")[0].rstrip() == "$ course-fixture validate fixture.json"
+    assert shown == (f"$ {command}\n{imported.stderr}{validate_line}\n{validated.stdout}")
 
 
 def test_the_installed_script_lists_every_command_and_replays_by_default(

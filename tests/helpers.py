@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Coroutine
 from pathlib import Path
@@ -125,6 +126,14 @@ def stream_one(
 
 async def settle(awaitable: Awaitable[T]) -> T:
     return await awaitable
+
+
+def is_slow_step_report(record: logging.LogRecord) -> bool:
+    """Whether ``record`` is asyncio debug mode's "Executing <Task ...> took 0.12 seconds".
+
+    Such a report says how loaded the machine is, not what the code under test did.
+    """
+    return record.name == "asyncio" and str(record.msg).startswith("Executing %s took")
 
 
 def child_env(**extra: str) -> dict[str, str]:

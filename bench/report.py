@@ -208,7 +208,8 @@ def render(results: Results) -> str:
         f"Mode: {results.mode}; medians of {results.runs} end-to-end runs per implementation "
         "(interleaved), each after `gc.collect()`, collector enabled; peak memory from "
         f"a separate `tracemalloc` run; first chunk: median of {results.first_chunk_trials} "
-        "trials. Regenerate with `python bench/run.py` (see `bench/RESULTS.md` for method).",
+        "trials. Regenerate with `.venv/bin/python bench/run.py --update-readme` (see "
+        "`bench/RESULTS.md` for method).",
         "",
         "| workload | implementation | construction | streaming | end-to-end | records/s "
         "| speed vs baseline | speed vs floor | peak memory | memory vs baseline |",

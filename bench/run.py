@@ -1,10 +1,10 @@
 """Benchmark ``course`` against a pydantic baseline and the floor; write the tables.
 
-Usage (from anywhere; pydantic is the ``bench`` extra)::
+Usage (from anywhere; pydantic is in the ``dev`` and ``bench`` extras)::
 
-    python bench/run.py                 # full run (a few minutes): bench/RESULTS.md
-    python bench/run.py --update-readme # also the README between its bench markers
-    python bench/run.py --quick         # a tenth of the size, under 30 s: prints only
+    .venv/bin/python bench/run.py                 # full run (minutes): bench/RESULTS.md
+    .venv/bin/python bench/run.py --update-readme # also the README's bench block
+    .venv/bin/python bench/run.py --quick         # a tenth of the size: prints only
 
 First checks that the baseline and the floor produce what ``course`` produces
 (``equivalence.py``); exits 2 if they do not. ``--check-targets`` exits 1 when a

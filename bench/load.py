@@ -55,14 +55,12 @@ def write_fixture(directory: Path, name: str, scale: float) -> tuple[Path, int]:
     return path, workload.response_count
 
 
-def median_seconds(run: Callable[[], object], runs: int) -> float:
-    samples = []
-    for _ in range(runs):
-        gc.collect()
-        start = time.process_time()
-        run()
-        samples.append(time.process_time() - start)
-    return statistics.median(samples)
+def cpu_seconds(run: Callable[[], object]) -> float:
+    """CPU seconds of one run, after ``gc.collect()``."""
+    gc.collect()
+    start = time.process_time()
+    run()
+    return time.process_time() - start
 
 
 def locate_every_response(path: Path, count: int) -> None:
@@ -85,7 +83,7 @@ def row(path: Path, count: int, runs: int) -> list[str]:
     times: dict[str, list[float]] = {label: [] for label in contenders}
     for _ in range(runs):  # interleaved, so drift hits every contender alike
         for label, run in contenders.items():
-            times[label].append(median_seconds(run, 1))
+            times[label].append(cpu_seconds(run))
     base = statistics.median(times["json.loads"])
     cells = [f"{base * 1000:,.0f} ms"]
     for label in list(contenders)[1:]:

@@ -44,7 +44,7 @@ import openai
 import uvicorn
 
 from course.vendors import serve
-from course.vendors._server import FixtureApp, Message, Receive, Scope, Send
+from course.vendors._server import UVICORN_SETTINGS, FixtureApp, Message, Receive, Scope, Send
 
 Urls = dict[str, tuple[str, str]]
 """Per server: the URL serving the big responses, and the one serving small ones."""
@@ -112,19 +112,7 @@ class BaselineServer:
     """``Baseline`` on uvicorn in a thread, configured as ``FixtureServer`` configures it."""
 
     def __init__(self, bodies: list[bytes]) -> None:
-        config = uvicorn.Config(
-            Baseline(bodies),
-            host="127.0.0.1",
-            port=0,
-            interface="asgi3",
-            lifespan="off",
-            ws="none",
-            loop="asyncio",
-            log_config=None,
-            access_log=False,
-            proxy_headers=False,
-            server_header=False,
-        )
+        config = uvicorn.Config(Baseline(bodies), host="127.0.0.1", port=0, **UVICORN_SETTINGS)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 

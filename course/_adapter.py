@@ -12,9 +12,10 @@ from ._abort import AbortSignal, describe_reason
 from ._errors import FixtureProviderError, FixtureProviderErrorCode, Location
 from ._json import new_memo
 from ._model import CourseModelRequest
-from ._parser import describe, freeze_record, shorten
+from ._parser import describe, freeze_record
 from ._source import SourceFeed, is_async_source
 from ._stream import CourseModelStream
+from ._text import shorten
 from ._untrusted import type_name
 
 __all__ = ["FixtureProviderAdapter"]
@@ -174,16 +175,12 @@ class FixtureProviderAdapter:
             request_id = getattr(request, "id", None)
         except Exception as exc:
             raise TypeError(f"stream() could not read the request's `id`: {exc!r}") from exc
-        if not isinstance(request_id, str):
-            raise TypeError(
-                f"stream() needs a request with a str `id`, got {type(request).__qualname__}"
-            )
+        # The real types, not ``__class__``, which an object may claim to be anything.
+        if not issubclass(type(request_id), str):
+            raise TypeError(f"stream() needs a request with a str `id`, got {type_name(request)}")
         request_id = str.__str__(request_id)  # an exact str, whatever subclass came in
-        # The real type, not ``__class__``, which an object may claim to be anything.
         if signal is not None and not issubclass(type(signal), AbortSignal):
-            raise TypeError(
-                f"stream() needs an AbortSignal or None, got {type(signal).__qualname__}"
-            )
+            raise TypeError(f"stream() needs an AbortSignal or None, got {type_name(signal)}")
         self._call_count += 1
         if signal is not None and signal.aborted:
             why = describe_reason(signal)

@@ -115,9 +115,6 @@ def parse_positioned(
     end = len(text)
     stack: list[_Frame] = []
 
-    def skip(i: int) -> int:
-        return _WHITESPACE.match(text, i).end()  # type: ignore[union-attr]
-
     def here() -> str:
         """The JSON pointer of the value being read."""
         if not stack:
@@ -144,12 +141,12 @@ def parse_positioned(
             raise fail(i, f"Duplicate key {key!r} in one object")
         frame.keys.add(key)
         frame.key = key
-        after = skip(after)
+        after = _skip(text, after)
         if after >= end or text[after] != ":":
             raise fail(after, "Expected ':' after an object key")
-        return skip(after + 1)
+        return _skip(text, after + 1)
 
-    i = skip(0)
+    i = _skip(text, 0)
     if text.startswith("\ufeff"):
         raise JsonSyntaxError(
             0, "Expected JSON text, got a byte order mark (save as UTF-8 without BOM)"
@@ -165,7 +162,7 @@ def parse_positioned(
             if len(stack) + enclosing >= max_depth:
                 raise fail(i, f"Nesting is deeper than the limit of {max_depth} levels")
             container: dict[str, PlainJson] | list[PlainJson] = {} if char == "{" else []
-            i = skip(i + 1)
+            i = _skip(text, i + 1)
             if i < end and text[i] == ("}" if char == "{" else "]"):
                 value = container
                 i += 1
@@ -221,7 +218,7 @@ def parse_positioned(
                 raise fail(i, f"Expected a JSON value, got {text[i]!r}")
         # A value is complete: attach it, then close every container that ends here.
         while True:
-            i = skip(i)
+            i = _skip(text, i)
             if not stack:
                 if i != end:
                     raise JsonSyntaxError(i, "Expected the end of the file after the JSON value")
@@ -234,7 +231,7 @@ def parse_positioned(
                 frame.container.append(value)  # type: ignore[union-attr]
                 closer = "]"
             if i < end and text[i] == ",":
-                i = skip(i + 1)
+                i = _skip(text, i + 1)
                 if closer == "}":
                     i = read_key(frame, i)
                 else:
@@ -275,11 +272,13 @@ def loads(text: str, *, max_depth: int = MAX_DEPTH, enclosing: int = 0) -> Plain
     """
     try:
         value = _judge(text, max_depth - enclosing)
-    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
+    except (ValueError, RecursionError) as refusal:  # JSONDecodeError is a ValueError
         # Raises the located error. A text the positioned parser accepted after all
-        # would be a disagreement between the two readers, which the tests rule out.
+        # would be a disagreement between the two readers, which the tests rule out;
+        # even then the text is refused with a coded error, never a crash.
         parse_positioned(text, max_depth=max_depth, enclosing=enclosing)
-        raise AssertionError("the JSON readers disagree") from None  # pragma: no cover
+        offset = refusal.pos if isinstance(refusal, json.JSONDecodeError) else 0
+        raise JsonSyntaxError(offset, f"Not strict JSON: {refusal}") from None
     return value
 
 

@@ -117,7 +117,10 @@ def _error(
     return error
 
 
-_RECORD_POINTER = re.compile(r"/responses/(\d+)(?=/|$)(?:/records/(\d+)(?=/|$))?")
+# An index as a pointer writes it: ASCII digits, no leading zero. (``\d`` would also
+# take other scripts' digits, so an object key such as "\u0663" would pass for 3.)
+_INDEX = r"(0|[1-9][0-9]*)(?=/|$)"
+_RECORD_POINTER = re.compile(rf"/responses/{_INDEX}(?:/records/{_INDEX})?")
 
 
 def _indexes(path: str) -> tuple[int | None, int | None]:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Literal, TypeAlias, cast
 
-from ._json import JsonObject, JsonValue, PlainJson, preview, refreeze, thaw_shared
+from ._json import JsonObject, JsonValue, PlainJson, preview, refreeze, thaw, thaw_shared
 from ._untrusted import type_name
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ class CourseToolCallChunk:
             "type": self.type,
             "id": self.id,
             "name": self.name,
-            "arguments": thaw_shared(self.arguments, {}),
+            "arguments": thaw(self.arguments),
             "contentIndex": self.content_index,
         }
 

@@ -42,13 +42,13 @@ from ._model import (
     text_delta,
     tool_call,
 )
+from ._text import shorten
 from ._untrusted import type_name
 
 __all__ = [
     "MAX_TOKENS",
     "ORDER_ERRORS",
     "RECORD_DEPTH",
-    "RECORD_FIELDS",
     "RECORD_TYPES",
     "STOP_REASONS",
     "USAGE_ALIASES",
@@ -59,8 +59,6 @@ __all__ = [
     "ResponseParser",
     "describe",
     "freeze_record",
-    "freeze_source_record",
-    "shorten",
 ]
 
 Code = FixtureProviderErrorCode
@@ -183,12 +181,6 @@ RECORD_TYPES: Final[Mapping[str, RecordType]] = MappingProxyType(
 words its errors from it, and the JSON Schema of the fixture format is generated from
 it."""
 
-RECORD_FIELDS: Final[Mapping[str, tuple[Field, ...]]] = MappingProxyType(
-    {kind: record_type.fields for kind, record_type in RECORD_TYPES.items()}
-)
-"""Each record type's fields: a view of ``RECORD_TYPES``, for readers of the vocabulary."""
-
-
 _USAGE_KEYS: Final = frozenset(alias for aliases in USAGE_ALIASES for alias in aliases)
 
 
@@ -284,17 +276,6 @@ def freeze_record(
         place = ("responses", response_index, "records", record_index)
         where = Location(place, response_index, record_index)
         raise where.error(problem.message, *problem.parts) from None
-
-
-def freeze_source_record(record: object, response_index: int, record_index: int) -> object:
-    """``freeze_record`` for a record an async source gave: parsed at once, alone."""
-    return freeze_record(record, response_index, record_index)
-
-
-def shorten(text: str, limit: int = 60) -> str:
-    """An untrusted string cut to ``limit`` characters for a message (the error's
-    attributes, such as ``path`` and ``transport_message``, keep it whole)."""
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def describe(value: object) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Final, assert_never
 
-from . import _parser
+from . import _parser  # ``_parser.RECORD_TYPES``: the table the parser reads, even if replaced
 from ._adapter import FIXTURE_KEYS, RESPONSE_KEYS, SCHEMA_VERSION
 from ._json import MAX_DEPTH, PlainJson
 from ._parser import MAX_TOKENS, STOP_REASONS, USAGE_ALIASES, Field, RecordType

@@ -5,9 +5,8 @@ source's code raises (a forged ``FixtureProviderError`` included) becomes
 ``PROVIDER_INVALID_FIXTURE`` chained to the original, ``KeyboardInterrupt`` and
 ``SystemExit`` included (the SPEC: never passed through). Only ``CancelledError`` is
 left for the stream to judge, since only the stream knows whether it asked for it. (The
-stream also judges
-what an awaited step raises: a ``GeneratorExit`` thrown into its consumer is not the
-source's doing.)
+stream also judges what an awaited step raises: a ``GeneratorExit`` thrown into its
+consumer is not the source's doing.)
 
 Each step is awaited in the consumer's own task, exactly as ``async for`` over the
 source would be, so the source's ``asyncio.timeout()``, context variables and
@@ -23,7 +22,8 @@ from collections.abc import AsyncIterator, Coroutine, Generator
 from typing import Final
 
 from ._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
-from ._parser import freeze_source_record, shorten
+from ._parser import freeze_record
+from ._text import shorten
 from ._untrusted import MISSING, has_type_attribute, type_attribute, type_name
 
 __all__ = ["END", "GENERATOR_STEP", "PendingStep", "SourceFeed", "is_async_source"]
@@ -153,6 +153,13 @@ class SourceFeed:
             exc,
         )
 
+    def reentered(self) -> FixtureProviderError:
+        """The error for a step that awaits the stream it feeds (which waits for it)."""
+        return self._invalid(
+            "The async record source awaited its own stream from inside a step; the "
+            "stream waits for that step, so neither could ever finish"
+        )
+
     def start_step(self) -> object:
         """Claim the source if need be and start its next step: an awaitable, or ``END``.
 
@@ -203,7 +210,7 @@ class SourceFeed:
         index = self._index
         self._index = index + 1
         # Parsed at once, never queued: packing would only cost time.
-        return freeze_source_record(record, self._response_index, index)
+        return freeze_record(record, self._response_index, index)
 
     async def release(self) -> None:
         """Ask an unfinished source to clean up (``aclose()``), once; never raise.

@@ -49,10 +49,6 @@ Code = FixtureProviderErrorCode
 TURN_EVERY: Final = 1_000
 """A stream gives the event loop a turn at least once every this many records."""
 
-# What a consumer's task may be interrupted by inside a source step. The stream judges
-# each (``_step_source``); anything else the step raises is the source failing.
-_INTERRUPTIONS: Final = (asyncio.CancelledError, GeneratorExit)
-
 _get_running_loop = asyncio._get_running_loop
 _current_task = asyncio.current_task
 
@@ -322,7 +318,14 @@ class CourseModelStream:
             await source.release()
             return None
         task = _asyncio_task()
-        if self._driver is not None:
+        driver = self._driver
+        if driver is not None:
+            if driver is task:
+                # The source's own step awaits the stream it feeds: waiting here for
+                # that step would never end. It fails the stream instead.
+                error = source.reentered()
+                self._settle(error)
+                raise error
             await self._wait_for_driver()
             return None
         if self._position >= self._next_turn:
@@ -358,7 +361,7 @@ class CourseModelStream:
                     if _thrown_in(exc):
                         raise
                     raise source.failed("while producing a record", exc) from exc
-                except _INTERRUPTIONS:
+                except asyncio.CancelledError:  # judged below: ours, its task's, or its own
                     raise
                 except BaseException as exc:
                     raise source.failed("while producing a record", exc) from exc
@@ -390,10 +393,10 @@ class CourseModelStream:
                 raise interruption
             if not self._interrupting:  # not ours: the source raised it on its own
                 self._settle(source.failed("while producing a record", interruption))
+        elif type(record) is FixtureProviderError:
+            self._settle(record)
         elif self._outcome is None:
             try:
-                if type(record) is FixtureProviderError:
-                    raise record
                 if record is not END:
                     index = self._position
                     self._position = index + 1

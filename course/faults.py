@@ -83,7 +83,7 @@ def variants(fixture: object, *, response_index: int | None = None) -> Iterator[
             "variants: `response_index` must be an int or None, got "
             f"{type(response_index).__qualname__}"
         )
-    FixtureProviderAdapter(fixture)  # the fixture's shape, checked as the adapter does
+    adapter = FixtureProviderAdapter(fixture)  # checks the fixture's shape; replays it below
     responses: list[dict[str, object]] = fixture["responses"]  # type: ignore[index]
     for index, response in enumerate(responses):
         if type(response["records"]) is not list:
@@ -97,7 +97,7 @@ def variants(fixture: object, *, response_index: int | None = None) -> Iterator[
             f"has {len(responses)} responses"
         )
     chosen = range(len(responses)) if response_index is None else [response_index]
-    settled = _run_apart(lambda: _settled(fixture, len(responses)))
+    settled = _run_apart(lambda: _settled(adapter))
     return _variants(fixture, [index for index in chosen if settled[index]])
 
 
@@ -141,11 +141,10 @@ def _replaced(fixture: object, index: int, records: list[object]) -> dict[str, o
     return varied
 
 
-async def _settled(fixture: object, count: int) -> list[bool]:
-    """Whether each response of ``fixture`` settles successfully, by replaying it."""
-    adapter = FixtureProviderAdapter(fixture)
+async def _settled(adapter: FixtureProviderAdapter) -> list[bool]:
+    """Whether each response of a fresh ``adapter`` settles successfully, by replaying it."""
     settled: list[bool] = []
-    for index in range(count):
+    for index in range(adapter.pending):
         try:
             await adapter.stream(CourseModelRequest(f"faults-{index}")).result()
         except FixtureProviderError:

@@ -26,6 +26,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Final, TypeAlias, cast, final
 
+from . import _json, _parser
+
 __all__ = [
     "CUT",
     "Call",
@@ -39,16 +41,13 @@ __all__ = [
     "response",
 ]
 
-_MAX_COUNT: Final = 2**53 - 1  # the largest token count a fixture's usage may hold
+# The adapter's nesting limit counts from the fixture root; a tool call's arguments
+# object sits inside the record's enclosing containers and the record. Refusing deeper
+# arguments here keeps script's promise that its output is a valid fixture.
+_MAX_ARGUMENTS_DEPTH: Final = _json.MAX_DEPTH - (_parser.RECORD_DEPTH + 1)
 
-# The adapter's documented limit is 256 nested containers counting the fixture root as
-# 1; a record sits at depth 5, so a tool call's arguments object is at depth 6 and may
-# hold 250 more levels. Refusing deeper arguments here keeps script's promise that its
-# output is a valid fixture.
-_MAX_ARGUMENTS_DEPTH: Final = 251
-
-# Python's own int-to-text limit, which the adapter applies: at most 4,300 digits.
-_INT_LIMIT: Final = 10**4300
+# The adapter's int limit: at most ``MAX_INT_DIGITS`` digits.
+_INT_LIMIT: Final[int] = 10**_json.MAX_INT_DIGITS
 
 
 @final
@@ -252,7 +251,7 @@ def _usage(value: object) -> tuple[int, int]:
             raise TypeError(
                 f"response: `usage` {position} count must be an int, got {_kind(count)}"
             )
-        if not 0 <= count <= _MAX_COUNT:
+        if not 0 <= count <= _parser.MAX_TOKENS:
             raise ValueError(
                 f"response: `usage` {position} count must be from 0 to 2**53 - 1, "
                 f"got {_bounded(repr(count))}"

@@ -894,3 +894,45 @@ def test_a_source_type_found_through_a_colliding_namespace_still_works() -> None
     setattr(Source, CollidingKey("__aiter_"), 1)
     outcome = stream_one(fixture(Source()))
     assert outcome.response is not None, outcome.error
+
+
+class _RaisingClass:
+    """A value whose ``__class__`` raises when read."""
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        raise ZeroDivisionError
+
+
+class _RaisingQualname(type):
+    """A metaclass whose classes raise when their ``__qualname__`` is read."""
+
+    def __getattribute__(cls, name: str) -> object:
+        if name == "__qualname__":
+            raise ZeroDivisionError
+        return super().__getattribute__(name)
+
+
+class _HostileRequest(metaclass=_RaisingQualname):
+    id = 7
+
+
+class _RequestWithRaisingId:
+    id = _RaisingClass()
+
+
+@pytest.mark.parametrize(
+    ("request_", "signal"),
+    [
+        (_RequestWithRaisingId(), None),  # an id whose __class__ raises
+        (_HostileRequest(), None),  # a request whose type's name raises
+        (CourseModelRequest("r"), _HostileRequest()),  # a signal whose type's name raises
+    ],
+)
+def test_a_hostile_request_or_signal_is_a_type_error_never_its_own_exception(
+    request_: object, signal: object
+) -> None:
+    adapter = FixtureProviderAdapter(fixture([start(), end()]))
+    with pytest.raises(TypeError):
+        adapter.stream(request_, signal)  # type: ignore[arg-type]
+    assert (adapter.call_count, adapter.pending) == (0, 1)

@@ -307,3 +307,15 @@ def test_item_spans_give_up_where_items_cannot_be_told_apart(text: str) -> None:
 
 def test_item_spans_of_an_empty_array() -> None:
     assert item_spans('{"responses": []}', "responses") == []
+
+
+@pytest.mark.parametrize(("text", "offset"), [("[1,]", 3), ('{"a": 1, "a": 2}', 0)])
+def test_if_the_two_readers_ever_disagreed_the_text_is_still_refused_with_a_place(
+    monkeypatch: pytest.MonkeyPatch, text: str, offset: int
+) -> None:
+    # A positioned parser that accepts everything stands for a disagreement.
+    monkeypatch.setattr("course._json_text.parse_positioned", lambda *_, **__: None)
+    with pytest.raises(JsonSyntaxError) as caught:
+        loads(text)
+    assert caught.value.offset == offset  # the fast reader's own place, or the start
+    assert caught.value.message.startswith("Not strict JSON: ")

@@ -395,3 +395,14 @@ def test_a_trailing_comma_is_named_and_located_at_the_comma(
         parse_json(text)
     assert "trailing comma" in caught.value.message
     assert line_and_column(text, caught.value.offset) == (line, column)
+
+
+@pytest.mark.parametrize("key", ["\u0663", "03", "+3"])
+def test_an_object_key_that_only_looks_like_an_index_locates_no_response(key: str) -> None:
+    # "\u0663" is ARABIC-INDIC DIGIT THREE: a digit to ``\\d``, not an index to a pointer.
+    text = '{"schemaVersion": 1, "responses": {"' + key + '": {"records": [NaN]}}}'
+    with pytest.raises(FixtureProviderError) as caught:
+        parse_fixture_text("f.json", text)
+    error = caught.value
+    assert error.path == f"/responses/{key}/records/0"
+    assert (error.response_index, error.record_index) == (None, None)

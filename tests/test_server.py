@@ -572,6 +572,8 @@ def test_asgi_app_serves_an_adapter_you_built_and_checks_a_fixture_at_once() -> 
         ("127.0.0.1", 1.0, TypeError),
         ("127.0.0.1", -1, ValueError),
         ("127.0.0.1", 65536, ValueError),
+        ("a..b", 0, ValueError),  # no host name: an empty label
+        ("a" * 300, 0, ValueError),  # no host name: a label over 63 characters
     ],
 )
 def test_serve_refuses_a_bad_host_or_port_at_once(

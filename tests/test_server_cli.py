@@ -158,3 +158,18 @@ def test_a_port_in_use_is_a_clear_error() -> None:
         stop(first, signal.SIGINT)
     assert completed.returncode == 2
     assert f"cannot listen on 127.0.0.1:{port}" in completed.stderr
+
+
+def test_a_host_that_is_no_host_name_is_a_usage_error_not_a_traceback() -> None:
+    completed = subprocess.run(
+        [sys.executable, "-c", RUNNER, str(ROUNDTRIP_PATH), "--host", "a..b"],
+        cwd=ROOT,
+        env=child_env(PYTHONPATH=str(ROOT)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert completed.returncode == 2
+    assert "Traceback" not in completed.stderr
+    assert "a..b" in completed.stderr

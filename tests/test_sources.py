@@ -1517,3 +1517,49 @@ def test_a_source_that_swallows_cancellation_holds_only_its_own_driver() -> None
         return held
 
     assert run_clean(main())
+
+
+class SelfAwaitingSource:
+    """A source whose second step awaits the very stream it feeds."""
+
+    def __init__(self) -> None:
+        self.stream: CourseModelStream | None = None
+        self.steps = 0
+        self.seen: BaseException | None = None
+
+    def __aiter__(self) -> SelfAwaitingSource:
+        return self
+
+    async def __anext__(self) -> object:
+        self.steps += 1
+        if self.steps == 1:
+            return seed_start()
+        assert self.stream is not None
+        try:
+            return await self.stream.result()
+        except BaseException as exc:
+            self.seen = exc
+            raise
+
+
+@pytest.mark.parametrize("via", ["result", "iteration"])
+def test_a_source_that_awaits_its_own_stream_fails_it_instead_of_hanging(via: str) -> None:
+    source = SelfAwaitingSource()
+
+    async def scenario() -> FixtureProviderError:
+        adapter = FixtureProviderAdapter({"schemaVersion": 1, "responses": [{"records": source}]})
+        stream = source.stream = adapter.stream(REQUEST)
+        # A bound, so that a regression fails here instead of hanging the suite.
+        async with asyncio.timeout(10):
+            if via == "result":
+                return await result_error(stream)
+            with pytest.raises(FixtureProviderError) as info:
+                async for _ in stream:
+                    pass
+            return info.value
+
+    error = run_clean(scenario())
+    assert error.code is Code.PROVIDER_INVALID_FIXTURE
+    assert "awaited its own stream" in error.message
+    assert (error.response_index, error.record_index, error.path) == (0, 1, SOURCE_PATH)
+    assert source.seen is error  # the source's own await got the error, not a hang

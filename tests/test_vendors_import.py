@@ -29,7 +29,7 @@ from course.vendors import (
     import_recording,
     load_recordings,
 )
-from course.vendors._recording import ARGUMENTS_MAX_DEPTH, Event, StreamImporter
+from course.vendors._recording import ARGUMENTS_MAX_DEPTH, Event, Refusal, StreamImporter
 
 Code = RecordingErrorCode
 
@@ -523,3 +523,14 @@ def test_line_endings_never_change_the_result(parts: list[str], newline: str) ->
             return (error.code, error.event_index, error.line, error.column)
 
     assert outcome(text.replace("\n", newline)) == outcome(text)
+
+
+@pytest.mark.parametrize(("owner", "kind"), [({"n": 1}, int), ({"id": "x"}, str)])
+def test_a_refusal_the_field_checks_would_not_make_is_still_a_coded_refusal(
+    owner: dict[str, object], kind: type
+) -> None:
+    # An inline check and the field checks that drifted apart: never a crash.
+    key = next(iter(owner))
+    with pytest.raises(Refusal) as caught:
+        StreamImporter.refuse(owner, key, kind, ("event",))  # type: ignore[arg-type]
+    assert caught.value.code is Code.RECORDING_MALFORMED_EVENT

@@ -27,7 +27,7 @@ from .._json import PlainJson
 from .._json_text import TextPositions, item_spans
 from .._loading import parse_fixture_text, place, read_fixture_text
 from .._model import CourseModelChunk, CourseModelRequest, CourseModelResponse
-from .._parser import RECORD_FIELDS, USAGE_ALIASES
+from .._parser import RECORD_TYPES, USAGE_ALIASES
 from ._output import Finding, Status
 
 __all__ = [
@@ -183,13 +183,13 @@ def _check_recording(checked: Checked) -> Checked:
     return checked
 
 
-def load(name: str) -> tuple[Checked, FixtureProviderAdapter] | Finding:
+def load(name: str) -> FixtureProviderAdapter | Finding:
     """The adapter of the whole fixture, or the first reason there is none (for commands
     that need every response, such as ``serve``; ``check`` tells about each response)."""
     checked = check(name)
     if checked.refused or checked.adapter is None:
         return checked.refused[0]
-    return checked, checked.adapter
+    return checked.adapter
 
 
 def _split_text(checked: Checked) -> bool:
@@ -318,9 +318,9 @@ def _names_a_key(data: PlainJson, path: str | None) -> bool:
         allowed = RESPONSE_KEYS
     elif shape == ["responses", "#", "records", "#"]:
         kind = owner.get("type")
-        if type(kind) is not str or kind not in RECORD_FIELDS:
+        if type(kind) is not str or kind not in RECORD_TYPES:
             return False
-        allowed = ("type", *(spec.name for spec in RECORD_FIELDS[kind]))
+        allowed = ("type", *(spec.name for spec in RECORD_TYPES[kind].fields))
     elif shape == ["responses", "#", "records", "#", "usage"]:
         if any(key == second and first in owner for first, second in USAGE_ALIASES):
             return True

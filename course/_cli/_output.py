@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Literal, TextIO
 
 from .._json import PlainJson
+from .._text import one_line, plural
 
 __all__ = [
     "BOLD",
@@ -34,8 +34,6 @@ __all__ = [
     "Out",
     "Progress",
     "Status",
-    "one_line",
-    "plural",
     "print_findings",
     "print_summary",
 ]
@@ -56,17 +54,6 @@ Status = Literal["ok", "failed", "invalid"]
 """A response settled, a response failed, or a file is not a fixture at all."""
 
 BOLD, DIM, RED, GREEN, CYAN = "1", "2", "31", "32", "36"
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
-
-def one_line(text: str) -> str:
-    """Escape control characters, so fixture data can never break a line or a terminal."""
-    return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode(), text)
-
-
-def plural(count: int, noun: str) -> str:
-    """``1 file``, ``2 files``."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _is_tty(stream: object) -> bool:

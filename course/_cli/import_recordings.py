@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Mapping
 from typing import cast
 
 from .._json import JsonValue, PlainJson, thaw
+from .._text import one_line, plural
 from ..vendors._importing import FORMATS, read_recordings
 from ..vendors._recording import Recording, RecordingError, RecordingErrorCode
-from ._output import EXIT_FAILED, EXIT_NOT_A_FIXTURE, EXIT_OK, Out, one_line
+from ._output import EXIT_FAILED, EXIT_NOT_A_FIXTURE, EXIT_OK, RED, Out
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
                 label = f"{path} ({where})" if where else path
                 report.line(f"{one_line(label)}: {summary(recording)}")
         except RecordingError as error:
-            report.line(report.paint(one_line(str(error)), "31"))
+            report.line(report.paint(one_line(str(error)), RED))
             unreadable = error.code is RecordingErrorCode.RECORDING_UNREADABLE
             status = max(status, EXIT_NOT_A_FIXTURE if unreadable else EXIT_FAILED)
     if status != EXIT_OK:
@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         with open(args.output, "w", encoding="utf-8") as file:
             file.write(text)
     except OSError as exc:
-        report.line(f"{one_line(os.fspath(args.output))}: cannot write: {exc.strerror or exc}")
+        report.line(f"{one_line(args.output)}: cannot write: {exc.strerror or exc}")
         return EXIT_NOT_A_FIXTURE
     return EXIT_OK
 
@@ -104,7 +104,7 @@ def summary(recording: Recording) -> str:
         outcome = "transport_error" + ("" if code is None else f" {code}")
     else:
         outcome = "toolCall" if last.get("stopReason") == "tool_call" else "stop"
-    text = f"{recording.format}, {len(records)} record{'' if len(records) == 1 else 's'}, {outcome}"
+    text = f"{recording.format}, {plural(len(records), 'record')}, {outcome}"
     if recording.ignored:
         ignored = ", ".join(f"{key} {value}" for key, value in sorted(recording.ignored.items()))
         text += f", ignored: {ignored}"

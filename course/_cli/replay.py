@@ -9,6 +9,7 @@ import sys
 
 from .._errors import FixtureProviderError
 from .._json import PlainJson, thaw
+from .._text import one_line, plural
 from ._fixtures import Call, Checked, bundled_fixture, check, play
 from ._output import (
     BOLD,
@@ -20,8 +21,6 @@ from ._output import (
     GREEN,
     RED,
     Out,
-    one_line,
-    plural,
     print_findings,
 )
 
@@ -51,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def replay(name: str, *, as_json: bool) -> int:
+    """Replay the fixture or recording ``name``; return the exit status."""
     out = Out(sys.stdout)
     checked = check(name)
     if checked.refused:
@@ -94,7 +94,7 @@ def _print_call(out: Out, checked: Checked, call: Call, *, as_json: bool) -> Non
         return
     out.line(
         out.paint(f"call {call.number}", BOLD)
-        + f" -> response {call.number - 1} "
+        + f" -> response {call.index} "
         + out.paint(f"(request {call.request_id})", DIM)
     )
     for chunk in call.chunks:

@@ -14,10 +14,12 @@ import logging
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from types import FrameType
 from typing import Final
 
+from .._text import one_line, plural
 from ..vendors._server import ROUTES, FixtureServer, logger, serve
 from ._fixtures import load
 from ._output import (
@@ -27,8 +29,6 @@ from ._output import (
     EXIT_OK,
     Finding,
     Out,
-    one_line,
-    plural,
     print_findings,
 )
 
@@ -63,14 +63,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Serve ``args.file`` until interrupted."""
     out = Out(sys.stdout)
-    loaded = load(args.file)
-    if isinstance(loaded, Finding):
-        print_findings(out, [loaded])
+    adapter = load(args.file)
+    if isinstance(adapter, Finding):
+        print_findings(out, [adapter])
         return EXIT_NOT_A_FIXTURE
-    _, adapter = loaded
     try:
         server = serve(adapter, host=args.host, port=args.port)
-    except (RuntimeError, ValueError) as exc:  # no uvicorn; a port out of range
+    except (RuntimeError, ValueError) as exc:  # no uvicorn; a bad host or port
         print(f"course-fixture serve: {exc}", file=sys.stderr)
         return EXIT_NOT_A_FIXTURE
     with _request_log(), _interruptible():
@@ -87,9 +86,9 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return EXIT_NOT_A_FIXTURE
-    taken = server.adapter.call_count
     out.line(
-        f"stopped after {plural(taken, 'request')}; {plural(adapter.pending, 'response')} left"
+        f"stopped after {plural(adapter.call_count, 'request')}; "
+        f"{plural(adapter.pending, 'response')} left"
     )
     return EXIT_OK
 
@@ -115,9 +114,8 @@ def _banner(out: Out, server: FixtureServer, name: str, responses: int) -> None:
 
 def _wait(server: FixtureServer) -> None:
     """Until Ctrl-C, or until the server stops by itself."""
-    wake = threading.Event()
     while server.running:
-        wake.wait(_WAKE_EVERY)
+        time.sleep(_WAKE_EVERY)
 
 
 @contextlib.contextmanager

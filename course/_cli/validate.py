@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def validate(paths: list[str], *, quiet: bool, as_json: bool) -> int:
+    """Validate the files and folders ``paths``; return the exit status."""
     out = Out(sys.stdout)
     names = expand(paths)
     if not names:

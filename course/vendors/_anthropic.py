@@ -21,15 +21,14 @@ text deltas, a ``tool_use`` block per tool call (its whole input in one
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from typing import Final, NoReturn
+from typing import Final
 
 from .._errors import FixtureProviderError
 from .._json import PlainJson, thaw
 from .._model import CourseModelChunk, CourseModelResponse, CourseTextDeltaChunk
-from ._recording import Event, Path, PlainObject, RecordingErrorCode, Refusal, StreamImporter
-from ._rendering import StreamRenderer, error_words
+from ._recording import Event, PlainObject, RecordingErrorCode, Refusal, StreamImporter, quote
+from ._rendering import StreamRenderer, compact, error_words
 from ._sse import format_event
 
 __all__ = ["FORMAT", "Importer", "Renderer", "detects", "fits"]
@@ -81,7 +80,6 @@ class Importer(StreamImporter):
     def __init__(self, usage: tuple[int, int] | None) -> None:
         super().__init__(usage)
         self._blocks: dict[int, _Block] = {}
-        self._open_tool_uses = 0
         self._tool_calls = 0
         """Tool calls completed (emitted)."""
         self._stop_reason: str | None = None
@@ -91,27 +89,22 @@ class Importer(StreamImporter):
     def feed(self, event: Event) -> None:
         data = event.data
         if data is None:  # the driver reads a literal [DONE] for every format
-            raise Refusal(
-                RecordingErrorCode.RECORDING_INVALID_JSON,
+            raise self.done_not_json(
                 "The event's data is `[DONE]`, which is not JSON (anthropic streams end "
-                "with `message_stop`)",
+                "with `message_stop`)"
             )
         kind = data.get("type")
         if type(kind) is not str:
-            self._refuse(data, "type", str, ())
+            self.refuse(data, "type", str, ())
         handler = _HANDLERS.get(kind)
         if handler is None:
             raise Refusal(
                 RecordingErrorCode.RECORDING_UNKNOWN_EVENT,
-                f"Unknown anthropic event type {_quote(kind)}",
+                f"Unknown anthropic event type {quote(kind)}",
                 ("type",),
             )
         if event.name and event.name != kind:
-            raise self.malformed(
-                f"The SSE event name {_quote(event.name)} differs from the data's type "
-                f"{_quote(kind)}",
-                ("type",),
-            )
+            raise self.misnamed(event.name, kind)
         handler(self, data)
 
     # -- one handler per event type: the event alone, its place, then earlier events ---------
@@ -148,9 +141,7 @@ class Importer(StreamImporter):
         self._blocks[index] = opening
         if opening is _TEXT:
             self.text(text)
-        elif type(opening) is _ToolUse:
-            self._open_tool_uses += 1
-        else:
+        elif type(opening) is not _ToolUse:
             self.ignore(f"content_block_start:{kind}")
 
     def _content_block_delta(self, data: PlainObject) -> None:
@@ -158,19 +149,19 @@ class Importer(StreamImporter):
         index = self._index(data)
         delta = data.get("delta")
         if type(delta) is not dict:
-            self._refuse(data, "delta", dict, ())
+            self.refuse(data, "delta", dict, ())
         kind = delta.get("type")
         if type(kind) is not str:
-            self._refuse(delta, "type", str, ("delta",))
+            self.refuse(delta, "type", str, ("delta",))
         text = fragment = ""
         if kind == "text_delta":
             text = delta.get("text")  # type: ignore[assignment]
             if type(text) is not str:
-                self._refuse(delta, "text", str, ("delta",))
+                self.refuse(delta, "text", str, ("delta",))
         elif kind == "input_json_delta":
             fragment = delta.get("partial_json")  # type: ignore[assignment]
             if type(fragment) is not str:
-                self._refuse(delta, "partial_json", str, ("delta",))
+                self.refuse(delta, "partial_json", str, ("delta",))
         block = self._blocks.get(index, False)
         if block is False or block is None or self._stop_reason is not None:
             block = self._open_block(index, "content_block_delta")  # raises
@@ -181,13 +172,13 @@ class Importer(StreamImporter):
                 self.ignore("content_block_delta:citations_delta")
             else:
                 raise self.malformed(
-                    f"A text block takes `text_delta` or `citations_delta`, got {_quote(kind)}",
+                    f"A text block takes `text_delta` or `citations_delta`, got {quote(kind)}",
                     ("delta", "type"),
                 )
         elif type(block) is _ToolUse:
             if kind != "input_json_delta":
                 raise self.malformed(
-                    f"A tool_use block takes `input_json_delta`, got {_quote(kind)}",
+                    f"A tool_use block takes `input_json_delta`, got {quote(kind)}",
                     ("delta", "type"),
                 )
             block.parts.append(fragment)
@@ -199,7 +190,6 @@ class Importer(StreamImporter):
         block = self._open_block(index, "content_block_stop")
         self._blocks[index] = None
         if type(block) is _ToolUse:
-            self._open_tool_uses -= 1
             self.tool_call(block.call_id, block.name, "".join(block.parts), None)
             self._tool_calls += 1
         elif block is not _TEXT:
@@ -222,7 +212,7 @@ class Importer(StreamImporter):
             if reason in _STOP and self._tool_calls:
                 raise Refusal(
                     RecordingErrorCode.RECORDING_STOP_REASON_MISMATCH,
-                    f"The stop reason is {_quote(reason)}, but {self._tool_calls} tool_use "
+                    f"The stop reason is {quote(reason)}, but {self._tool_calls} tool_use "
                     "block(s) completed (expected `tool_use`)",
                     ("delta", "stop_reason"),
                 )
@@ -239,7 +229,7 @@ class Importer(StreamImporter):
                 "`message_stop` before any `message_delta` carried a stop reason", None
             )
         if reason in _STOP or reason == _TOOL_USE:
-            if self._open_tool_uses:
+            if any(type(block) is _ToolUse for block in self._blocks.values()):
                 raise self.malformed(
                     "The message stopped with a tool_use block still open (no "
                     "`content_block_stop`): its input may be partial",
@@ -276,8 +266,7 @@ class Importer(StreamImporter):
         self._check_place(kind)
         if self._stop_reason is not None:
             raise self.out_of_order(
-                f"`{kind}` after the stop reason {_quote(self._stop_reason)} "
-                "came in `message_delta`"
+                f"`{kind}` after the stop reason {quote(self._stop_reason)} came in `message_delta`"
             )
 
     def _open_block(self, index: int, kind: str) -> _Block:
@@ -294,24 +283,13 @@ class Importer(StreamImporter):
         """A block event's ``index``."""
         index = data.get("index")
         if type(index) is not int:
-            self._refuse(data, "index", int, ())
+            self.refuse(data, "index", int, ())
         return index
-
-    def _refuse(self, owner: PlainObject, key: str, kind: type, path: Path) -> NoReturn:
-        """Refuse ``owner[key]``, which an inline check found missing or mistyped."""
-        self.field(owner, key, kind, path)
-        raise AssertionError(f"{key} passed its inline check's helper")  # pragma: no cover
 
     def _after_terminal(self, kind: str) -> Refusal:
         return self.out_of_order(
             f"`{kind}` after `message_stop`: only `ping` events may follow the terminal"
         )
-
-
-def _quote(value: str) -> str:
-    """A wire value for a message, bounded."""
-    text = json.dumps(value if len(value) <= 60 else value[:57] + "...")
-    return f"`{text[1:-1]}`"
 
 
 _HANDLERS: Final[dict[str, Callable[[Importer, PlainObject], None]]] = {
@@ -332,7 +310,7 @@ _HANDLERS: Final[dict[str, Callable[[Importer, PlainObject], None]]] = {
 
 def _event(payload: PlainObject) -> str:
     """One event: its ``event:`` line (the SDK dispatches on it) and compact JSON data."""
-    return format_event(json.dumps(payload, separators=(",", ":")), payload["type"])  # type: ignore[arg-type]
+    return format_event(compact(payload), payload["type"])  # type: ignore[arg-type]
 
 
 def _stop_reason(response: CourseModelResponse) -> str:
@@ -378,7 +356,7 @@ class Renderer(StreamRenderer):
             return head + self._delta(delta)
         head = self._close_text()
         block: PlainObject = {"type": "tool_use", "id": chunk.id, "name": chunk.name, "input": {}}
-        arguments = json.dumps(thaw(chunk.arguments), separators=(",", ":"))
+        arguments = compact(thaw(chunk.arguments))
         return (
             head
             + self._start_block(block)

@@ -244,8 +244,6 @@ def _locate(refusal: Refusal, event: SseEvent, source: str | None, label: str) -
     """The refusal as a ``RecordingError`` pointing into the recording."""
     line, column = event.line, 1
     offset = refusal.offset
-    if refusal.code is _Code.RECORDING_INVALID_JSON and event.data == _DONE:
-        offset = _not_json(_DONE).offset  # an importer refused `[DONE]`: where JSON fails
     if offset is not None:
         line, column = event.position(offset)
     elif refusal.path is not None:

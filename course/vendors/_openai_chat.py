@@ -20,9 +20,8 @@ with ``choices: []``, then ``[DONE]``; a failure is ``{"error": ...}`` then ``[D
 
 from __future__ import annotations
 
-import json
 import time
-from typing import Final, NamedTuple, NoReturn
+from typing import Final, NamedTuple
 
 from .._errors import FixtureProviderError
 from .._json import PlainJson, thaw
@@ -35,8 +34,9 @@ from ._recording import (
     Refusal,
     StreamImporter,
     Usage,
+    quote,
 )
-from ._rendering import StreamRenderer, error_words
+from ._rendering import StreamRenderer, compact, error_words
 from ._sse import format_event
 
 __all__ = ["FORMAT", "Importer", "Renderer", "detects", "fits"]
@@ -107,7 +107,6 @@ class Importer(StreamImporter):
 
     def __init__(self, usage: Usage | None) -> None:
         super().__init__(usage)
-        self._id = ""
         self._calls: dict[int, _ToolCall] = {}
         self._finish: str | None = None
         self._refusal: list[str] = []
@@ -131,20 +130,20 @@ class Importer(StreamImporter):
             if type(kind) is str:
                 raise Refusal(
                     _Code.RECORDING_UNKNOWN_EVENT,
-                    f"Expected a chunk (`object` {_CHUNK!r}), got `object` {_shown(kind)}",
+                    f"Expected a chunk (`object` {_CHUNK!r}), got `object` {quote(kind)}",
                     ("object",),
                 )
-            _refuse(data, "object", str, ())
+            self.refuse(data, "object", str, ())
         # (3) the event alone
         chunk_id = data.get("id")
         if type(chunk_id) is not str or not chunk_id:
-            _refuse_id(data, "id", ())
+            self.refuse(data, "id", str, ())
         choices = data.get("choices")
         if type(choices) is not list:
-            _refuse(data, "choices", list, ())
+            self.refuse(data, "choices", list, ())
         counts = None if data.get("usage") is None else self._usage_of(data)
         if name:
-            _check_name(data, name)
+            self._check_name(data, name)
         choice = None
         for position, item in enumerate(choices):
             read = self._choice(item, position)
@@ -165,11 +164,11 @@ class Importer(StreamImporter):
             self._after_finish(choice, self._finish)
         # (5) against earlier events
         if not self.started:
-            self._id = chunk_id
             self.start(chunk_id)
-        elif chunk_id != self._id:
+        elif chunk_id != self.response_id:
             raise self.malformed(
-                f"The chunk's id {_shown(chunk_id)} differs from the stream's {_shown(self._id)}",
+                f"The chunk's id {quote(chunk_id)} differs from the stream's "
+                f"{quote(self.response_id)}",
                 ("id",),
             )
         if counts is not None:
@@ -180,13 +179,13 @@ class Importer(StreamImporter):
     def _error(self, data: PlainObject, name: str) -> None:
         # (3) the event alone
         if name:
-            _check_name(data, name)
+            self._check_name(data, name)
         error = data["error"]
         if type(error) is not dict:
-            _refuse(data, "error", dict, ())
+            self.refuse(data, "error", dict, ())
         message = error.get("message")
         if type(message) is not str:
-            _refuse(error, "message", str, ("error",))
+            self.refuse(error, "message", str, ("error",))
         code = error.get("code")
         if type(code) is not str:
             code = error.get("type")
@@ -214,10 +213,16 @@ class Importer(StreamImporter):
 
     # -- class 3: one event's parts ----------------------------------------------------------
 
+    def _check_name(self, data: PlainObject, name: str) -> None:
+        """A chunk needs no ``type``, but the SSE ``event`` name must equal one it carries."""
+        kind = data.get("type")
+        if kind is not None and kind != name:
+            raise self.misnamed(name, kind)
+
     def _usage_of(self, data: PlainObject) -> Usage:
         usage = data["usage"]
         if type(usage) is not dict:
-            _refuse(data, "usage", dict, ())
+            self.refuse(data, "usage", dict, ())
         prompt = self.count(usage, "prompt_tokens", ("usage",))
         completion = self.count(usage, "completion_tokens", ("usage",))
         return (prompt, completion)  # type: ignore[return-value]  # required counts are ints
@@ -225,28 +230,28 @@ class Importer(StreamImporter):
     def _choice(self, item: PlainJson, position: int) -> _Choice:
         path: Path = ("choices", position)
         if type(item) is not dict:
-            raise _not_an_object(item, path)
+            raise self.mistyped(item, dict, path)
         index = item.get("index")
         if type(index) is not int:
-            _refuse(item, "index", int, path)
+            self.refuse(item, "index", int, path)
         delta = item.get("delta")
         if type(delta) is not dict:
-            _refuse(item, "delta", dict, path)
+            self.refuse(item, "delta", dict, path)
         finish = item.get("finish_reason")
         if finish is not None and type(finish) is not str:
-            _refuse(item, "finish_reason", str, path)
+            self.refuse(item, "finish_reason", str, path)
         delta_path: Path = (*path, "delta")
         content = delta.get("content")
         if content is not None and type(content) is not str:
-            _refuse(delta, "content", str, delta_path)
+            self.refuse(delta, "content", str, delta_path)
         refusal = delta.get("refusal")
         if refusal is not None and type(refusal) is not str:
-            _refuse(delta, "refusal", str, delta_path)
+            self.refuse(delta, "refusal", str, delta_path)
         fragments: tuple[_Fragment, ...] = ()
         calls = delta.get("tool_calls")
         if calls is not None:
             if type(calls) is not list:
-                _refuse(delta, "tool_calls", list, delta_path)
+                self.refuse(delta, "tool_calls", list, delta_path)
             if calls:
                 calls_path: Path = (*delta_path, "tool_calls")
                 fragments = tuple(
@@ -276,7 +281,7 @@ class Importer(StreamImporter):
             raise self.out_of_order("A tool-call fragment after the finish reason")
         if choice.finish is not None and choice.finish != finish:
             raise self.out_of_order(
-                f"A second finish reason {_shown(choice.finish)} after {_shown(finish)}"
+                f"A second finish reason {quote(choice.finish)} after {quote(finish)}"
             )
 
     # -- class 5: against the state ----------------------------------------------------------
@@ -322,14 +327,14 @@ class Importer(StreamImporter):
         else:
             if fragment.id is not None and fragment.id != call.id:
                 raise self.malformed(
-                    f"Tool call {fragment.call_index} changes its id from {_shown(call.id)} "
-                    f"to {_shown(fragment.id)}",
+                    f"Tool call {fragment.call_index} changes its id from {quote(call.id)} "
+                    f"to {quote(fragment.id)}",
                     (*fragment.path, "id"),
                 )
             if fragment.name is not None and fragment.name != call.name:
                 raise self.malformed(
                     f"Tool call {fragment.call_index} changes its name from "
-                    f"{_shown(call.name)} to {_shown(fragment.name)}",
+                    f"{quote(call.name)} to {quote(fragment.name)}",
                     (*fragment.path, "function", "name"),
                 )
         if fragment.arguments:
@@ -339,29 +344,29 @@ class Importer(StreamImporter):
 def _fragment(call: PlainJson, path: Path) -> _Fragment:
     """A tool-call fragment checked on its own (class 3)."""
     if type(call) is not dict:
-        raise _not_an_object(call, path)
+        raise StreamImporter.mistyped(call, dict, path)
     index = call.get("index")
     if type(index) is not int:
-        _refuse(call, "index", int, path)
+        StreamImporter.refuse(call, "index", int, path)
     call_id = call.get("id")
     if call_id is not None and (type(call_id) is not str or not call_id):
-        _refuse_id(call, "id", path)
+        StreamImporter.refuse(call, "id", str, path)
     function = call.get("function")
     name: str | None = None
     arguments: str | None = None
     if function is not None:
         function_path: Path = (*path, "function")
         if type(function) is not dict:
-            _refuse(call, "function", dict, path)
+            StreamImporter.refuse(call, "function", dict, path)
         given_name = function.get("name")
         if given_name is not None:
             if type(given_name) is not str or not given_name:
-                _refuse_id(function, "name", function_path)
+                StreamImporter.refuse(function, "name", str, function_path)
             name = given_name
         given_arguments = function.get("arguments")
         if given_arguments is not None:
             if type(given_arguments) is not str:
-                _refuse(function, "arguments", str, function_path)
+                StreamImporter.refuse(function, "arguments", str, function_path)
             arguments = given_arguments
     return _Fragment(index, call_id, name, arguments, function is not None, path)
 
@@ -388,62 +393,9 @@ def _refuse_unsupported(choice: _Choice) -> None:
         )
 
 
-def _check_name(data: PlainObject, name: str) -> None:
-    """An SSE ``event`` name must equal a JSON ``type``, when the data has one."""
-    kind = data.get("type")
-    if kind is not None and kind != name:
-        raise StreamImporter.malformed(
-            f"The event is named {_shown(name)} but its `type` is "
-            f"{_shown(kind) if type(kind) is str else _json_kind(kind)}",
-            ("type",),
-        )
-
-
-def _refuse(owner: PlainObject, key: str, kind: type, path: Path) -> NoReturn:
-    """Raise the field check's refusal for ``owner[key]``, already known to be wrong."""
-    StreamImporter.field(owner, key, kind, path)
-    raise AssertionError(f"{key} passed a check it was known to fail")
-
-
-def _refuse_id(owner: PlainObject, key: str, path: Path) -> NoReturn:
-    """Raise the id check's refusal for ``owner[key]``, already known to be wrong."""
-    StreamImporter.identifier(owner, key, path)
-    raise AssertionError(f"{key} passed a check it was known to fail")
-
-
-def _not_an_object(value: PlainJson, path: Path) -> Refusal:
-    where = "".join(f"[{part}]" if type(part) is int else f".{part}" for part in path).lstrip(".")
-    return StreamImporter.malformed(
-        f"Expected `{where}` to be an object, got {_json_kind(value)}", path
-    )
-
-
-def _shown(text: str) -> str:
-    """A string from the recording, quoted and bounded, for a message."""
-    return repr(text) if len(text) <= 60 else repr(text[:57]) + "..."
-
-
-_JSON_KINDS: Final = {
-    bool: "a boolean",
-    int: "a number",
-    float: "a number",
-    str: "a string",
-    list: "an array",
-    dict: "an object",
-}
-
-
-def _json_kind(value: PlainJson) -> str:
-    return "null" if value is None else _JSON_KINDS[type(value)]
-
-
 # -- rendering ------------------------------------------------------------------------------
 
 _DONE_EVENT: Final = format_event("[DONE]")
-
-
-def _compact(value: PlainJson) -> str:
-    return json.dumps(value, separators=(",", ":"))
 
 
 def _finish_reason(response: CourseModelResponse) -> str:
@@ -483,7 +435,7 @@ class Renderer(StreamRenderer):
             "index": index,
             "id": chunk.id,
             "type": "function",
-            "function": {"name": chunk.name, "arguments": _compact(thaw(chunk.arguments))},
+            "function": {"name": chunk.name, "arguments": compact(thaw(chunk.arguments))},
         }
         return self._chunk({"tool_calls": [fragment]})
 
@@ -493,12 +445,12 @@ class Renderer(StreamRenderer):
         usage_chunk["usage"] = _usage(response)
         return (
             self._chunk({}, _finish_reason(response))
-            + format_event(_compact(usage_chunk))
+            + format_event(compact(usage_chunk))
             + _DONE_EVENT
         )
 
     def fail(self, error: FixtureProviderError) -> str:
-        return format_event(_compact(self.error_body(error))) + _DONE_EVENT
+        return format_event(compact(self.error_body(error))) + _DONE_EVENT
 
     def whole(self, response: CourseModelResponse) -> PlainObject:
         texts: list[str] = []
@@ -513,7 +465,7 @@ class Renderer(StreamRenderer):
                         "type": "function",
                         "function": {
                             "name": block.name,
-                            "arguments": _compact(thaw(block.arguments)),
+                            "arguments": compact(thaw(block.arguments)),
                         },
                     }
                 )
@@ -558,4 +510,4 @@ class Renderer(StreamRenderer):
         chunk["choices"] = [
             {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
         ]
-        return format_event(_compact(chunk))
+        return format_event(compact(chunk))

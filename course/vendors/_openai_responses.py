@@ -33,7 +33,6 @@ begun is an ``error`` event.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping
 from typing import Final
@@ -48,8 +47,16 @@ from .._model import (
     CourseToolCallBlock,
     CourseToolCallChunk,
 )
-from ._recording import Event, Path, PlainObject, RecordingErrorCode, Refusal, StreamImporter
-from ._rendering import StreamRenderer, error_words
+from ._recording import (
+    Event,
+    Path,
+    PlainObject,
+    RecordingErrorCode,
+    Refusal,
+    StreamImporter,
+    quote,
+)
+from ._rendering import StreamRenderer, compact, error_words
 from ._sse import format_event
 
 __all__ = ["FORMAT", "Importer", "Renderer", "detects", "fits"]
@@ -136,18 +143,14 @@ class Importer(StreamImporter):
             if kind != _ERROR and not kind.startswith(_PREFIX):
                 raise Refusal(
                     _Code.RECORDING_UNKNOWN_EVENT,
-                    f"Unknown event type {_quote(kind)}: openai-responses events are "
+                    f"Unknown event type {quote(kind)}: openai-responses events are "
                     "`error` and `response.*`",
                     ("type",),
                 )
         else:
             kind = self.string(data, "type", _ROOT)  # raises: missing or not a string
         if event.name and event.name != kind:
-            raise self.malformed(
-                f"The SSE event name {_quote(event.name)} differs from the data's "
-                f"`type` {_quote(kind)}",
-                ("type",),
-            )
+            raise self.misnamed(event.name, kind)
         handler = _HANDLERS.get(kind)
         if handler is None:
             self._on_other(kind)
@@ -179,8 +182,8 @@ class Importer(StreamImporter):
         for item_id, item in self._items.items():
             if item.kind == _FUNCTION_CALL and not item.done:
                 raise self.malformed(
-                    f"The response completed while function call item {_quote(item_id)} "
-                    f"(call {_quote(item.call_id)}) had no `response.output_item.done`",
+                    f"The response completed while function call item {quote(item_id)} "
+                    f"(call {quote(item.call_id)}) had no `response.output_item.done`",
                     None,
                 )
         if self._refusal:
@@ -212,10 +215,9 @@ class Importer(StreamImporter):
 
     def _on_done(self) -> None:
         if not self.terminal_read:
-            raise Refusal(
-                _Code.RECORDING_INVALID_JSON,
+            raise self.done_not_json(
                 "The event's data `[DONE]` is not JSON: openai-responses allows it only "
-                "once, after the terminal event",
+                "once, after the terminal event"
             )
         if self._done_read:
             raise self.out_of_order("A second `[DONE]` after the terminal event")
@@ -229,10 +231,10 @@ class Importer(StreamImporter):
     def _check_terminal_place(self, kind: str, response_id: str) -> None:
         """Class 4 and the id check of class 5, shared by the three terminals."""
         self._check_place(kind)
-        if response_id != self._response_id:
+        if response_id != self.response_id:
             raise self.malformed(
-                f"`response.id` {_quote(response_id)} differs from the started response's "
-                f"{_quote(self._response_id)}",
+                f"`response.id` {quote(response_id)} differs from the started response's "
+                f"{quote(self.response_id)}",
                 ("response", "id"),
             )
 
@@ -257,7 +259,7 @@ class Importer(StreamImporter):
             entry = _Item(kind)
         self._check_place("response.output_item.added")
         if item_id in self._items:
-            raise self.out_of_order(f"Output item {_quote(item_id)} was added twice")
+            raise self.out_of_order(f"Output item {quote(item_id)} was added twice")
         self._items[item_id] = entry
         if kind not in (_MESSAGE, _FUNCTION_CALL):
             self.ignore(f"response.output_item.added:{kind}")
@@ -276,8 +278,8 @@ class Importer(StreamImporter):
         entry = self._open_item(item_id, "response.output_item.done")
         if kind is not None and kind != entry.kind:
             raise self.malformed(
-                f"Output item {_quote(item_id)} was added as {_quote(entry.kind)} "
-                f"and is done as {_quote(kind)}",
+                f"Output item {quote(item_id)} was added as {quote(entry.kind)} "
+                f"and is done as {quote(kind)}",
                 ("item", "type"),
             )
         entry.done = True
@@ -289,13 +291,13 @@ class Importer(StreamImporter):
             arguments = self.string(item, "arguments", _ITEM)
         if call_id is not None and call_id != entry.call_id:
             raise self.malformed(
-                f"`item.call_id` {_quote(call_id)} differs from the added item's "
-                f"{_quote(entry.call_id)}",
+                f"`item.call_id` {quote(call_id)} differs from the added item's "
+                f"{quote(entry.call_id)}",
                 ("item", "call_id"),
             )
         if name is not None and name != entry.name:
             raise self.malformed(
-                f"`item.name` {_quote(name)} differs from the added item's {_quote(entry.name)}",
+                f"`item.name` {quote(name)} differs from the added item's {quote(entry.name)}",
                 ("item", "name"),
             )
         if entry.arguments and "".join(entry.arguments) != arguments:
@@ -367,7 +369,7 @@ class Importer(StreamImporter):
         if entry is None or entry.done or self.terminal_read:
             self._check_place(kind)  # nothing is added before the start
             state = "never added" if entry is None else "already done"
-            raise self.out_of_order(f"`{kind}` for output item {_quote(item_id)}, {state}")
+            raise self.out_of_order(f"`{kind}` for output item {quote(item_id)}, {state}")
         return entry
 
     def _after_terminal(self, kind: str) -> Refusal:
@@ -377,7 +379,7 @@ class Importer(StreamImporter):
 
     def _wrong_item(self, kind: str, item_id: str, entry: _Item) -> Refusal:
         return self.malformed(
-            f"`{kind}` for output item {_quote(item_id)}, which is a {_quote(entry.kind)} item",
+            f"`{kind}` for output item {quote(item_id)}, which is a {quote(entry.kind)} item",
             ("item_id",),
         )
 
@@ -399,19 +401,7 @@ _HANDLERS: Final[Mapping[str, _Handler]] = {
 """The events that mean something, by ``type``; every other ``response.*`` is ignorable."""
 
 
-def _quote(text: str, limit: int = 60) -> str:
-    """A recording's string in a message: JSON-quoted and bounded."""
-    if len(text) > limit:
-        text = text[: limit - 3] + "..."
-    return json.dumps(text)
-
-
 # -- serve --------------------------------------------------------------------------------
-
-
-def _dumps(value: PlainJson) -> str:
-    # ASCII escapes keep any text (a lone surrogate included) encodable on the wire.
-    return json.dumps(value, separators=(",", ":"))
 
 
 class Renderer(StreamRenderer):
@@ -488,7 +478,7 @@ class Renderer(StreamRenderer):
 
     def _function_call(self, call_id: str, name: str, arguments: Mapping[str, JsonValue]) -> str:
         closing = self._close_message()  # a tool call ends a run of text
-        text = _dumps(thaw(arguments))
+        text = compact(thaw(arguments))
         item_id = self._item_id("fc")
         index = len(self._output)
         added = _function_item(item_id, "in_progress", call_id, name, "")
@@ -520,7 +510,7 @@ class Renderer(StreamRenderer):
     def _event(self, kind: str, fields: PlainObject) -> str:
         data: PlainObject = {"type": kind, "sequence_number": self._sequence, **fields}
         self._sequence += 1
-        return format_event(_dumps(data), kind)
+        return format_event(compact(data), kind)
 
     def _item_id(self, prefix: str) -> str:
         """An output item's id: unique within the response, as the API's are."""

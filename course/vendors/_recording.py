@@ -16,7 +16,7 @@ import enum
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar, Final, TypeAlias
+from typing import ClassVar, Final, NoReturn, TypeAlias
 
 from .._json import JsonValue, PlainJson, adopt_object, refreeze
 from .._json_text import JsonSyntaxError, loads
@@ -33,6 +33,7 @@ __all__ = [
     "Refusal",
     "StreamImporter",
     "Usage",
+    "quote",
 ]
 
 PlainObject: TypeAlias = dict[str, PlainJson]
@@ -204,11 +205,16 @@ def _name(path: Path) -> str:
     return "".join(f"[{part}]" if type(part) is int else f".{part}" for part in path).lstrip(".")
 
 
+def quote(text: str) -> str:
+    """A string from the recording, quoted and bounded, for a message."""
+    return repr(text) if len(text) <= 60 else repr(text[:57]) + "..."
+
+
 class StreamImporter:
     """One recording's state machine. Subclasses implement ``feed``.
 
     Besides ``feed`` a subclass reads and writes only what this base class gives it:
-    the record builders, the field checks, ``ignore`` and the flags.
+    the record builders, the field checks, ``ignore``, the flags and ``response_id``.
     """
 
     format: ClassVar[str]
@@ -225,7 +231,8 @@ class StreamImporter:
         """The stream's terminal event was read: only trailing events may follow."""
         self.provider_error_read = False
         """A provider error event was read: nothing after it is read."""
-        self._response_id = ""
+        self.response_id = ""
+        """The started response's id (``""`` before the start)."""
 
     def feed(self, event: Event) -> None:
         """Judge one event and emit its records; raise ``Refusal``."""
@@ -235,7 +242,7 @@ class StreamImporter:
 
     def start(self, response_id: str) -> None:
         self.started = True
-        self._response_id = response_id
+        self.response_id = response_id
         self._emit({"type": "response_start", "responseId": response_id, "role": "assistant"})
 
     def text(self, text: str) -> None:
@@ -268,7 +275,7 @@ class StreamImporter:
         self._emit(
             {
                 "type": "response_end",
-                "responseId": self._response_id,
+                "responseId": self.response_id,
                 "stopReason": "tool_call" if tool_call else "stop",
                 "usage": adopt_object({"inputTokens": usage[0], "outputTokens": usage[1]}),
             }
@@ -320,6 +327,27 @@ class StreamImporter:
         return Refusal(_Code.RECORDING_OUT_OF_ORDER, message)
 
     @classmethod
+    def misnamed(cls, name: str, kind: PlainJson) -> Refusal:
+        """Class 3: the SSE ``event`` name ``name`` differs from the data's ``type``."""
+        shown = quote(kind) if type(kind) is str else _kind(kind)
+        return cls.malformed(
+            f"The event is named {quote(name)} but its `type` is {shown}", ("type",)
+        )
+
+    @staticmethod
+    def done_not_json(message: str) -> Refusal:
+        """A literal ``[DONE]`` where the format takes a JSON object, located at its ``D``,
+        where a JSON reader stops."""
+        return Refusal(_Code.RECORDING_INVALID_JSON, message, offset=1)
+
+    @classmethod
+    def mistyped(cls, value: PlainJson, kind: type, path: Path) -> Refusal:
+        """``value``, at ``path``, is not of ``kind`` (``str``, ``int``, ``dict``, ``list``)."""
+        return cls.malformed(
+            f"Expected `{_name(path)}` to be {_KINDS[kind]}, got {_kind(value)}", path
+        )
+
+    @classmethod
     def field(
         cls, owner: PlainObject, key: str, kind: type, path: Path, *, optional: bool = False
     ) -> PlainJson:
@@ -330,18 +358,23 @@ class StreamImporter:
         if value is None:
             if optional:
                 return None
-            where = _name((*path, key))
-            if key in owner:
-                raise cls.malformed(
-                    f"Expected `{where}` to be {_KINDS[kind]}, got null", (*path, key)
-                )
-            raise cls.malformed(f"Missing required key `{where}`", path)
+            if key not in owner:
+                raise cls.malformed(f"Missing required key `{_name((*path, key))}`", path)
         if type(value) is not kind:
-            where = _name((*path, key))
-            raise cls.malformed(
-                f"Expected `{where}` to be {_KINDS[kind]}, got {_kind(value)}", (*path, key)
-            )
+            raise cls.mistyped(value, kind, (*path, key))
         return value
+
+    @classmethod
+    def refuse(cls, owner: PlainObject, key: str, kind: type, path: Path) -> NoReturn:
+        """Raise the refusal of ``owner[key]``, which an inline check (the hot path's) found
+        wrong; the field checks word it. For ``str`` the id check runs: a string that an
+        inline check refused is an empty id."""
+        if kind is str:
+            cls.identifier(owner, key, path)
+        else:
+            cls.field(owner, key, kind, path)
+        # Only if the two checks ever drifted apart: still a coded refusal, never a crash.
+        raise cls.mistyped(owner.get(key), kind, (*path, key))
 
     @classmethod
     def string(cls, owner: PlainObject, key: str, path: Path, *, optional: bool = False) -> str:

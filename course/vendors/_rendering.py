@@ -15,13 +15,21 @@ Ids come from the fixture verbatim: the response id and the tool-call ids.
 
 from __future__ import annotations
 
+import json
 from typing import ClassVar
 
 from .._errors import FixtureProviderError, FixtureProviderErrorCode
+from .._json import PlainJson
 from .._model import CourseModelChunk, CourseModelResponse
 from ._recording import PlainObject
 
-__all__ = ["StreamRenderer", "error_words"]
+__all__ = ["StreamRenderer", "compact", "error_words"]
+
+
+def compact(value: PlainJson) -> str:
+    """``value`` as JSON without spaces, as the providers send it. ASCII escapes keep any
+    text (a lone surrogate included) encodable on the wire."""
+    return json.dumps(value, separators=(",", ":"))
 
 
 def error_words(error: FixtureProviderError) -> tuple[str | None, str]:

@@ -26,21 +26,21 @@ import contextlib
 import ipaddress
 import json
 import logging
-import re
 import socket
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from types import ModuleType, TracebackType
-from typing import TYPE_CHECKING, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from .._abort import AbortController
 from .._adapter import FixtureProviderAdapter
 from .._errors import FixtureProviderError, FixtureProviderErrorCode
 from .._json import JsonValue, PlainJson, refreeze
 from .._json_text import JsonSyntaxError, loads
-from .._model import CourseModelChunk, CourseModelRequest
+from .._model import CourseModelRequest
 from .._stream import CourseModelStream
+from .._text import one_line, plural, shorten
 from ._importing import FORMATS
 from ._rendering import StreamRenderer
 
@@ -85,6 +85,21 @@ STOP_TIMEOUT: Final = 5.0
 START_TIMEOUT: Final = 30.0
 """How long entering a ``FixtureServer`` waits for uvicorn to start serving."""
 
+UVICORN_SETTINGS: Final[Mapping[str, Any]] = {
+    "interface": "asgi3",
+    "lifespan": "off",
+    "ws": "none",
+    "loop": "asyncio",
+    # Quiet, and no change to the process's logging: no dictConfig, no access log.
+    "log_config": None,
+    "access_log": False,
+    "proxy_headers": False,
+    "server_header": False,
+    # A backstop only: stopping aborts responses in flight itself.
+    "timeout_graceful_shutdown": int(STOP_TIMEOUT) - 2,
+}
+"""How ``FixtureServer`` configures uvicorn (``bench/serve.py`` runs its floor the same way)."""
+
 DEFAULT_MODEL: Final = "course-fixture"
 """The model name reported when a request names none."""
 
@@ -101,7 +116,6 @@ _SSE: Final = [
 ]
 _JSON: Final = (b"content-type", b"application/json")
 _NO_RETRY: Final = (b"x-should-retry", b"false")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 # -- the application ----------------------------------------------------------------------
@@ -111,7 +125,8 @@ class FixtureApp:
     """The ASGI application serving one adapter's responses (see ``asgi_app``).
 
     ``adapter`` is the adapter it serves; ``requests`` the JSON bodies passed to it,
-    in order, as read-only values.
+    in order, as read-only values. ``renderers`` (a seam for tests) replaces the
+    formats' own ``Renderer`` classes, by format name.
     """
 
     def __init__(
@@ -298,14 +313,9 @@ def _utf8(text: str) -> bytes:
         return text.encode("utf-8", "backslashreplace")
 
 
-def _shown(text: str, limit: int = 200) -> str:
+def _shown(text: str) -> str:
     """Client text made safe for one log line: escaped and bounded."""
-    text = _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode(), text)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
+    return shorten(one_line(text), 200)
 
 
 # -- one exchange -------------------------------------------------------------------------
@@ -356,9 +366,9 @@ class _Exchange:
             done, _ = await asyncio.wait((responder, watcher), return_when=asyncio.FIRST_COMPLETED)
             if responder not in done:
                 self._gone()
-                responder.cancel()
         finally:
-            # Also when this task itself is cancelled: neither task outlives the exchange.
+            # The other one, or both when this task itself is cancelled: neither task
+            # outlives the exchange.
             responder.cancel()
             watcher.cancel()
             await asyncio.wait((responder, watcher))
@@ -373,7 +383,7 @@ class _Exchange:
     def _gone(self) -> None:
         self.detail = (
             f"{self._taken()}: the client went away after "
-            f"{_plural(self.chunks, 'chunk')} (stream aborted)"
+            f"{plural(self.chunks, 'chunk')} (stream aborted)"
         )
 
     async def _respond(self) -> None:
@@ -404,7 +414,7 @@ class _Exchange:
         stream = self.stream
         renderer = self.renderer
         try:
-            first = await _next(stream)
+            first = await anext(stream, None)
         except FixtureProviderError as error:
             await self._error_response(error)  # nothing was streamed yet: HTTP 500
             return
@@ -422,21 +432,21 @@ class _Exchange:
             renderer.open(cast("str", stream.response_id)) + renderer.chunk(first)
         )
         try:
-            while (chunk := await _next(stream)) is not None:
+            async for chunk in stream:
                 self.chunks += 1
                 await self._send_body(renderer.chunk(chunk))
             response = await stream.result()
         except FixtureProviderError as error:
             await self._send_body(renderer.fail(error), more=False)
             self.detail = (
-                f"stream, {self._taken()}: failed after {_plural(self.chunks, 'chunk')}: "
+                f"stream, {self._taken()}: failed after {plural(self.chunks, 'chunk')}: "
                 f"{error.code.value}"
             )
             return
         await self._send_body(renderer.complete(response), more=False)
         self.detail = (
             f"stream, {self._taken()}: complete "
-            f"({response.stop_reason}, {_plural(self.chunks, 'chunk')})"
+            f"({response.stop_reason}, {plural(self.chunks, 'chunk')})"
         )
 
     async def _error_response(self, error: FixtureProviderError) -> None:
@@ -471,14 +481,6 @@ class _Exchange:
         """One line for the request log."""
         status = "-" if self.status is None else str(self.status)
         return f"{status} {self.detail}"
-
-
-async def _next(stream: CourseModelStream) -> CourseModelChunk | None:
-    """The stream's next chunk, or ``None`` at its end (its one consumer is the responder)."""
-    try:
-        return await stream.__anext__()
-    except StopAsyncIteration:
-        return None
 
 
 async def _until_disconnect(receive: Receive) -> None:
@@ -610,21 +612,7 @@ class FixtureServer:
         self._used = True
         listener = _bind(self._host, self._port)
         uvicorn = self._uvicorn
-        config = uvicorn.Config(
-            self._app,
-            interface="asgi3",
-            lifespan="off",
-            ws="none",
-            loop="asyncio",
-            # Quiet, and no change to the process's logging: no dictConfig, no access log.
-            log_config=None,
-            access_log=False,
-            proxy_headers=False,
-            server_header=False,
-            # A backstop only: stopping aborts responses in flight itself.
-            timeout_graceful_shutdown=int(STOP_TIMEOUT) - 2,
-        )
-        server = uvicorn.Server(config)
+        server = uvicorn.Server(uvicorn.Config(self._app, **UVICORN_SETTINGS))
         self._server = server
         thread = threading.Thread(
             target=self._run,
@@ -676,6 +664,10 @@ def _check_address(host: object, port: object) -> None:
         raise TypeError(f"host must be a str, got {type(host).__qualname__}")
     if not host:
         raise ValueError("host must not be empty (use '0.0.0.0' or '::' for every address)")
+    try:
+        host.encode("idna")  # as the socket module names it to the resolver
+    except UnicodeError:
+        raise ValueError(f"host must be a host name or an address, got {host!r}") from None
     if type(port) is not int:
         raise TypeError(f"port must be an int, got {type(port).__qualname__}")
     if not 0 <= port <= 65535:

@@ -77,7 +77,7 @@ def read_events(text: str) -> Iterator[SseEvent]:
             continue
         if block.startswith("event: "):
             head, _, data = block.partition("\n")
-            if data.startswith("data: ") and "\n" not in data and ":" not in head[7:]:
+            if data.startswith("data: ") and "\n" not in data:
                 yield SseEvent(index, head[7:], data[6:], ((line + 1, 7),))
                 index += 1
                 line += 3

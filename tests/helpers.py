@@ -11,6 +11,8 @@ from collections.abc import AsyncIterator, Awaitable, Coroutine
 from pathlib import Path
 from typing import TypeVar
 
+import pytest
+
 from course import (
     AbortSignal,
     CourseModelChunk,
@@ -126,6 +128,71 @@ def stream_one(
 
 async def settle(awaitable: Awaitable[T]) -> T:
     return await awaitable
+
+
+async def failure_of(stream: CourseModelStream) -> FixtureProviderError:
+    """The error that ``stream.result()`` raises (it must raise one)."""
+    with pytest.raises(FixtureProviderError) as caught:
+        await stream.result()
+    return caught.value
+
+
+async def turns(count: int = 12) -> None:
+    """Let the event loop run ``count`` times; never a real sleep."""
+    for _ in range(count):
+        await asyncio.sleep(0)
+
+
+class BlockingSource:
+    """A class source: a start, a text, then a step that waits until cancelled."""
+
+    def __init__(self) -> None:
+        self.pulls = 0
+        self.closes = 0
+
+    def __aiter__(self) -> BlockingSource:
+        return self
+
+    async def __anext__(self) -> object:
+        self.pulls += 1
+        if self.pulls == 1:
+            return start()
+        if self.pulls == 2:
+            return text("a")
+        await asyncio.get_running_loop().create_future()
+        raise AssertionError("unreachable")
+
+    async def aclose(self) -> None:
+        self.closes += 1
+
+
+Replayed = list[tuple[list[dict[str, object]], object]]
+"""Per response: its chunks as plain dicts, then its response as a dict or its error code."""
+
+
+async def replayed(fixture: object) -> Replayed:
+    """Every response of ``fixture`` in turn: its chunks, then its response or its error code."""
+    adapter = FixtureProviderAdapter(fixture)
+    outcomes: Replayed = []
+    for number in range(adapter.pending):
+        outcome = await collect(adapter.stream(CourseModelRequest(f"request-{number}")))
+        chunks: list[dict[str, object]] = [dict(chunk.to_dict()) for chunk in outcome.chunks]
+        if outcome.response is not None:
+            outcomes.append((chunks, outcome.response.to_dict()))
+        else:
+            assert outcome.error is not None
+            outcomes.append((chunks, outcome.error.code))
+    return outcomes
+
+
+def position(content: str, needle: str, occurrence: int = 1) -> str:
+    """``line:column`` (1-based) where the ``occurrence``-th ``needle`` starts."""
+    offset = -1
+    for _ in range(occurrence):
+        offset = content.index(needle, offset + 1)
+    line = content.count("\n", 0, offset) + 1
+    column = offset - (content.rfind("\n", 0, offset) + 1) + 1
+    return f"{line}:{column}"
 
 
 def is_slow_step_report(record: logging.LogRecord) -> bool:

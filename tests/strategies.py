@@ -23,6 +23,7 @@ __all__ = [
     "mutated_records",
     "odd_values",
     "record_like",
+    "sdk_arguments",
     "strings",
     "valid_fixtures",
     "valid_records",
@@ -79,6 +80,25 @@ json_values = st.recursive(
 
 arguments = st.dictionaries(_KEYS, json_values, max_size=2)
 """Tool-call arguments: a JSON object."""
+
+_NO_SURROGATES = st.text(st.characters(exclude_categories=["Cs"]), max_size=8)
+sdk_arguments: st.SearchStrategy[dict[str, object]] = st.dictionaries(
+    _NO_SURROGATES,
+    st.recursive(
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | _NO_SURROGATES,
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.dictionaries(_NO_SURROGATES, inner, max_size=3)
+        ),
+        max_leaves=6,
+    ),
+    max_size=3,
+)
+"""Tool-call arguments every vendor SDK reads back: no lone surrogates, which Anthropic's
+partial-JSON parser (jiter) refuses."""
 
 odd_values = st.one_of(
     st.sampled_from(

@@ -23,14 +23,13 @@ from course import (
     AbortController,
     AbortSignal,
     CourseModelRequest,
-    CourseModelStream,
     FixtureProviderAdapter,
     FixtureProviderError,
     FixtureProviderErrorCode,
 )
 from course._abort import describe_reason
 
-from .helpers import end, fixture, run, start, text
+from .helpers import BlockingSource, end, failure_of, fixture, run, start, text, turns
 
 Code = FixtureProviderErrorCode
 REQUEST = CourseModelRequest("req-1")
@@ -153,40 +152,6 @@ HOSTILE_REASONS: dict[str, Callable[[], object]] = {
 
 
 # -- the scene: waiters and streams of every kind on one signal --------------------------
-
-
-class BlockingSource:
-    """A class source: a start, a text, then a step that waits until cancelled."""
-
-    def __init__(self) -> None:
-        self.pulls = 0
-        self.closes = 0
-
-    def __aiter__(self) -> BlockingSource:
-        return self
-
-    async def __anext__(self) -> object:
-        self.pulls += 1
-        if self.pulls == 1:
-            return start()
-        if self.pulls == 2:
-            return text("a")
-        await asyncio.get_running_loop().create_future()
-        raise AssertionError("unreachable")
-
-    async def aclose(self) -> None:
-        self.closes += 1
-
-
-async def turns(count: int = 12) -> None:
-    for _ in range(count):
-        await asyncio.sleep(0)
-
-
-async def failure_of(stream: CourseModelStream) -> FixtureProviderError:
-    with pytest.raises(FixtureProviderError) as caught:
-        await stream.result()
-    return caught.value
 
 
 async def abort_everything(reason: object) -> None:

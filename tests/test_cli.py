@@ -16,7 +16,7 @@ import pytest
 from course._cli import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_NOT_A_FIXTURE, EXIT_OK, demo, main
 from course._schema import fixture_schema
 
-from .helpers import ROUNDTRIP_PATH
+from .helpers import ROUNDTRIP_PATH, position
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "agent_loop.py"
@@ -40,16 +40,6 @@ def write(directory: Path, name: str, content: str) -> str:
     path = directory / name
     path.write_text(content, encoding="utf-8")
     return str(path)
-
-
-def position(content: str, needle: str, occurrence: int = 1) -> str:
-    """``line:column`` (1-based) where the ``occurrence``-th ``needle`` starts."""
-    offset = -1
-    for _ in range(occurrence):
-        offset = content.index(needle, offset + 1)
-    line = content.count("\n", 0, offset) + 1
-    column = offset - (content.rfind("\n", 0, offset) + 1) + 1
-    return f"{line}:{column}"
 
 
 def lines_of(out: str) -> list[str]:

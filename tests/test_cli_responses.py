@@ -23,6 +23,7 @@ from course._cli import EXIT_FAILED, EXIT_NOT_A_FIXTURE, EXIT_OK, _fixtures, mai
 from course._json_text import TextPositions
 
 from .helpers import ROUNDTRIP_PATH
+from .helpers import position as at
 
 START = '{"type": "response_start", "responseId": "r", "role": "assistant"}'
 TEXT = '{"type": "text_delta", "text": "hi"}'
@@ -39,15 +40,6 @@ def write(tmp_path: Path, content: str, name: str = "fixture.json") -> str:
     path = tmp_path / name
     path.write_text(content, encoding="utf-8")
     return str(path)
-
-
-def at(content: str, needle: str, occurrence: int = 1) -> str:
-    """``line:column`` (1-based) of the ``occurrence``-th ``needle``."""
-    offset = -1
-    for _ in range(occurrence):
-        offset = content.index(needle, offset + 1)
-    line = content.count("\n", 0, offset) + 1
-    return f"{line}:{offset - (content.rfind(chr(10), 0, offset) + 1) + 1}"
 
 
 def findings(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[dict[str, object]]]:

@@ -14,35 +14,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from course import (
-    CourseModelRequest,
-    FixtureProviderAdapter,
     FixtureProviderError,
     FixtureProviderErrorCode,
     faults,
     load_fixture,
     script,
 )
-from tests.helpers import ROUNDTRIP_PATH, collect, run
+from tests.helpers import ROUNDTRIP_PATH, Replayed, replayed, run
 
 Code = FixtureProviderErrorCode
-
-
-Outcomes = list[tuple[list[dict[str, object]], object]]
-
-
-async def replayed(fixture: object) -> Outcomes:
-    """Every response in turn: its chunks, then its response or its error code."""
-    adapter = FixtureProviderAdapter(fixture)
-    outcomes: Outcomes = []
-    for number in range(adapter.pending):
-        outcome = await collect(adapter.stream(CourseModelRequest(f"request-{number}")))
-        chunks: list[dict[str, object]] = [dict(chunk.to_dict()) for chunk in outcome.chunks]
-        if outcome.response is not None:
-            outcomes.append((chunks, outcome.response.to_dict()))
-        else:
-            assert outcome.error is not None
-            outcomes.append((chunks, outcome.error.code))
-    return outcomes
 
 
 def check_variants(original: object, found: list[faults.Fault]) -> None:
@@ -51,7 +31,7 @@ def check_variants(original: object, found: list[faults.Fault]) -> None:
     One event loop for the lot: a loop per replay would be most of the test's time.
     """
 
-    async def replay_all() -> tuple[Outcomes, list[Outcomes]]:
+    async def replay_all() -> tuple[Replayed, list[Replayed]]:
         return await replayed(original), [await replayed(fault.fixture) for fault in found]
 
     before, afters = run(replay_all())

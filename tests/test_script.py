@@ -14,13 +14,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from course import (
-    CourseModelRequest,
     FixtureProviderAdapter,
     FixtureProviderErrorCode,
     load_fixture,
     script,
 )
-from tests.helpers import ROUNDTRIP_PATH, collect, run
+from tests.helpers import ROUNDTRIP_PATH, replayed, run
 
 Code = FixtureProviderErrorCode
 
@@ -45,21 +44,7 @@ def records(fixture: dict[str, object], index: int = 0) -> list[Any]:
 
 def replay(fixture: object) -> Replay:
     """Every response of ``fixture`` in turn: its chunks, then its response or error code."""
-
-    async def main() -> Replay:
-        adapter = FixtureProviderAdapter(fixture)
-        outcomes: Replay = []
-        for number in range(adapter.pending):
-            outcome = await collect(adapter.stream(CourseModelRequest(f"request-{number}")))
-            chunks = [chunk.to_dict() for chunk in outcome.chunks]
-            if outcome.response is not None:
-                outcomes.append((chunks, outcome.response.to_dict()))
-            else:
-                assert outcome.error is not None
-                outcomes.append((chunks, outcome.error.code))
-        return outcomes
-
-    return run(main())
+    return run(replayed(fixture))
 
 
 # -- what a fixture looks like ------------------------------------------------------------

@@ -38,6 +38,7 @@ from course.vendors import FixtureServer, import_recording, serve
 
 from .helpers import is_slow_step_report, roundtrip
 from .strategies import arguments as any_arguments
+from .strategies import sdk_arguments
 
 Records = list[object]
 MODEL: Final = "model-under-test"
@@ -354,23 +355,6 @@ def test_the_bundled_fixture_round_trips_through_the_server(format: str) -> None
 # -- generated fixtures ---------------------------------------------------------------------
 
 _TEXT: Final = st.text(min_size=1, max_size=10)  # lone surrogates included
-_NO_SURROGATES: Final = st.text(st.characters(exclude_categories=["Cs"]), max_size=8)
-_SDK_ARGUMENTS: Final[st.SearchStrategy[dict[str, object]]] = st.dictionaries(
-    _NO_SURROGATES,
-    st.recursive(
-        st.none()
-        | st.booleans()
-        | st.integers()
-        | st.floats(allow_nan=False, allow_infinity=False)
-        | _NO_SURROGATES,
-        lambda inner: (
-            st.lists(inner, max_size=3) | st.dictionaries(_NO_SURROGATES, inner, max_size=3)
-        ),
-        max_leaves=6,
-    ),
-    max_size=3,
-)
-"""Arguments every SDK reads back: Anthropic's partial-JSON parser refuses lone surrogates."""
 _IDS: Final = st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=12)
 _COUNTS: Final = st.integers(0, 2**53 - 1)
 
@@ -378,7 +362,7 @@ _COUNTS: Final = st.integers(0, 2**53 - 1)
 @st.composite
 def responses(
     draw: st.DrawFn,
-    arguments: st.SearchStrategy[dict[str, object]] = _SDK_ARGUMENTS,
+    arguments: st.SearchStrategy[dict[str, object]] = sdk_arguments,
     *,
     failing: bool = False,
     text_first: bool = False,

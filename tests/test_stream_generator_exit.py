@@ -19,11 +19,10 @@ from course import (
     CourseModelRequest,
     CourseModelStream,
     FixtureProviderAdapter,
-    FixtureProviderError,
     FixtureProviderErrorCode,
 )
 
-from .helpers import end, fixture, run, start, text
+from .helpers import end, failure_of, fixture, run, start, text, turns
 
 Code = FixtureProviderErrorCode
 REQUEST = CourseModelRequest("req-1")
@@ -73,17 +72,6 @@ def suspend(coroutine: Coroutine[object, object, object]) -> None:
     assert isinstance(coroutine.send(None), asyncio.Future)
 
 
-async def aborted(stream: CourseModelStream) -> FixtureProviderError:
-    with pytest.raises(FixtureProviderError) as caught:
-        await stream.result()
-    return caught.value
-
-
-async def turns(count: int = 12) -> None:
-    for _ in range(count):
-        await asyncio.sleep(0)
-
-
 @pytest.mark.parametrize("path", ["anext", "result"])
 def test_closing_a_consumer_blocked_on_a_source_settles_aborted_and_closes_at_once(
     path: str,
@@ -95,7 +83,7 @@ def test_closing_a_consumer_blocked_on_a_source_settles_aborted_and_closes_at_on
         consumer.close()  # neither raises nor awaits
         assert source.step_closed == 1
         assert stream._settled
-        error = await aborted(stream)
+        error = await failure_of(stream)
         assert error.code is Code.PROVIDER_ABORTED
         # The source's cleanup was scheduled on the loop, not run inside close().
         await turns()
@@ -118,7 +106,7 @@ def test_a_consumer_collected_while_blocked_on_a_source_settles_aborted() -> Non
         del consumer
         gc.collect()  # finalizing it throws GeneratorExit in, as for an abandoned task
         assert stream._settled
-        assert (await aborted(stream)).code is Code.PROVIDER_ABORTED
+        assert (await failure_of(stream)).code is Code.PROVIDER_ABORTED
         await turns()
         assert source.closes == 1
 
@@ -146,7 +134,7 @@ def test_closing_a_consumer_blocked_on_a_generator_source_is_not_a_source_failur
         consumer = stream.result()
         suspend(consumer)
         consumer.close()  # neither raises nor awaits
-        assert (await aborted(stream)).code is Code.PROVIDER_ABORTED
+        assert (await failure_of(stream)).code is Code.PROVIDER_ABORTED
         await turns()
 
     run(main())
@@ -177,7 +165,7 @@ def test_a_generator_source_whose_cleanup_awaits_is_cleaned_up_after_a_closed_co
         consumer = stream.result()
         suspend(consumer)
         consumer.close()
-        assert (await aborted(stream)).code is Code.PROVIDER_ABORTED
+        assert (await failure_of(stream)).code is Code.PROVIDER_ABORTED
         await turns()
 
     run(main())
@@ -213,7 +201,7 @@ def test_generator_exit_raised_by_the_source_itself_is_a_source_failure() -> Non
 
     async def main() -> None:
         stream = FixtureProviderAdapter(fixture(raising())).stream(REQUEST)
-        error = await aborted(stream)
+        error = await failure_of(stream)
         assert error.code is Code.PROVIDER_INVALID_FIXTURE
         assert isinstance(error.__cause__, GeneratorExit)
 

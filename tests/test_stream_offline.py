@@ -32,7 +32,7 @@ from course import (
     FixtureProviderError,
 )
 
-from .helpers import end, fixture, run, start, text
+from .helpers import BlockingSource, end, fixture, run, start, text
 
 REQUEST = CourseModelRequest("req-1")
 
@@ -104,29 +104,6 @@ def loop_state(loop: asyncio.AbstractEventLoop) -> dict[str, object]:
     }
 
 
-class Blocking:
-    """A class source: start, text, then a step that waits until cancelled."""
-
-    def __init__(self) -> None:
-        self.pulls = 0
-        self.closes = 0
-
-    def __aiter__(self) -> Blocking:
-        return self
-
-    async def __anext__(self) -> object:
-        self.pulls += 1
-        if self.pulls == 1:
-            return start()
-        if self.pulls == 2:
-            return text("a")
-        await asyncio.get_running_loop().create_future()
-        raise AssertionError("unreachable")
-
-    async def aclose(self) -> None:
-        self.closes += 1
-
-
 async def every_path() -> None:
     """Each way a stream can run, settle or be stopped."""
     many = [start(), *([text("t")] * 2_500), end()]
@@ -137,7 +114,7 @@ async def every_path() -> None:
         await asyncio.sleep(0)
         yield end()
 
-    sources = [Blocking() for _ in range(4)]
+    sources = [BlockingSource() for _ in range(4)]
     adapter = FixtureProviderAdapter(fixture(many, many, generator(), *sources, [text("x")]))
 
     # Array records, iterated then completed (turns on the way).

@@ -38,7 +38,8 @@ from course.vendors._anthropic import Renderer
 
 from .helpers import roundtrip
 from .strategies import arguments as any_arguments
-from .vendor_helpers import RECORDINGS, anthropic_client
+from .strategies import sdk_arguments
+from .vendor_helpers import RECORDINGS, anthropic_client, render_stream
 
 MODEL: Final = "claude-opus-4-7"  # not one the SDK warns about as deprecated
 JSON: Final = "application/json"
@@ -76,33 +77,9 @@ def play(records: Sequence[object]) -> Played:
 
 
 def render(records: Sequence[object]) -> tuple[int, bytes]:
-    """The status and body the server sends for a streaming request: the renderer is
-    opened at the first chunk (or at a completion without one), fed chunk by chunk,
-    then completed or failed; a failure before any chunk is HTTP 500 with the error body."""
-    adapter = FixtureProviderAdapter({"schemaVersion": 1, "responses": [{"records": records}]})
-    renderer = Renderer(MODEL)
-
-    async def run() -> tuple[int, bytes]:
-        stream = adapter.stream(CourseModelRequest(id="request-1"))
-        parts: list[str] = []
-        try:
-            async for chunk in stream:
-                if not parts:
-                    assert stream.response_id is not None
-                    parts.append(renderer.open(stream.response_id))
-                parts.append(renderer.chunk(chunk))
-            response = await stream.result()
-        except FixtureProviderError as error:
-            if not parts:
-                return 500, json.dumps(renderer.error_body(error)).encode()
-            parts.append(renderer.fail(error))
-        else:
-            if not parts:
-                parts.append(renderer.open(response.response_id))
-            parts.append(renderer.complete(response))
-        return 200, "".join(parts).encode()
-
-    return asyncio.run(run())
+    """The status and body the server sends for a streaming request."""
+    served = render_stream(Renderer(MODEL), records)
+    return served.status, served.body
 
 
 def sdk_stream(body: bytes, status: int = 200) -> ParsedMessage[None]:
@@ -456,24 +433,6 @@ def test_an_exhausted_adapter_gives_an_error_body_with_its_code() -> None:
 # -- the renderer: generated fixtures -----------------------------------------------------
 
 _TEXT: Final = st.text(max_size=12)  # lone surrogates included: json.loads reads them
-_NO_SURROGATES: Final = st.text(st.characters(codec="utf-8"), max_size=8)
-_SDK_ARGUMENTS: Final = st.dictionaries(
-    _NO_SURROGATES,
-    st.recursive(
-        st.none()
-        | st.booleans()
-        | st.integers()
-        | st.floats(allow_nan=False, allow_infinity=False)
-        | _NO_SURROGATES,
-        lambda inner: (
-            st.lists(inner, max_size=3) | st.dictionaries(_NO_SURROGATES, inner, max_size=3)
-        ),
-        max_leaves=6,
-    ),
-    max_size=3,
-)
-"""Tool arguments the SDK can read: its partial-JSON parser (jiter) refuses lone
-surrogates, so these have none."""
 _IDS: Final = st.text(min_size=1, max_size=12)
 _COUNTS: Final = st.integers(0, 2**53 - 1)
 
@@ -481,7 +440,7 @@ _COUNTS: Final = st.integers(0, 2**53 - 1)
 @st.composite
 def responses(
     draw: st.DrawFn,
-    arguments: st.SearchStrategy[object] = _SDK_ARGUMENTS,
+    arguments: st.SearchStrategy[object] = sdk_arguments,
     *,
     non_empty_text: bool = False,
 ) -> list[object]:

@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
 from pathlib import Path
@@ -24,14 +23,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course import (
-    CourseModelRequest,
     CourseModelResponse,
-    FixtureProviderAdapter,
     FixtureProviderError,
     thaw,
 )
 from course.vendors import Recording, RecordingError, RecordingErrorCode, import_recording
-from tests.vendor_helpers import RECORDINGS, openai_client
+from tests.vendor_helpers import RECORDINGS, openai_client, replay
 
 FILES = sorted((RECORDINGS / "openai-chat").glob("*.sse"))
 TEXTS = {path.name: path.read_text() for path in FILES}
@@ -67,13 +64,8 @@ def _import(data: str | bytes, **kwargs: Any) -> Recording | RecordingError:
 
 
 def _replay(recording: Recording) -> CourseModelResponse | FixtureProviderError:
-    adapter = FixtureProviderAdapter({"schemaVersion": 1, "responses": [thaw(recording.response)]})
-
-    async def run() -> CourseModelResponse:
-        return await adapter.stream(CourseModelRequest(id="r")).result()
-
     try:
-        return asyncio.run(run())
+        return replay(recording)
     except FixtureProviderError as error:
         return error
 

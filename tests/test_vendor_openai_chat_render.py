@@ -11,10 +11,8 @@ the non-streaming ``create``. Importing what was rendered gives back the records
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,79 +22,27 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from course import (
-    CourseModelRequest,
-    CourseModelResponse,
-    FixtureProviderAdapter,
     FixtureProviderError,
     FixtureProviderErrorCode,
     thaw,
 )
 from course.vendors import import_recording, serve
 from course.vendors._openai_chat import Renderer
-from tests.vendor_helpers import openai_client
+from tests.vendor_helpers import Served, openai_client, render_stream, render_whole, replay_records
 
 MODEL = "gpt-4o-2024-08-06"
 BUNDLED = Path(__file__).parent.parent / "course" / "fixtures" / "provider-tool-roundtrip.json"
 MESSAGES: Any = [{"role": "user", "content": "What is 20 + 22?"}]
 
 
-@dataclass
-class Served:
-    """What the server sends for one request."""
-
-    status: int
-    body: bytes
-    content_type: str
-
-
-def _response(records: list[dict[str, Any]]) -> FixtureProviderAdapter:
-    return FixtureProviderAdapter({"schemaVersion": 1, "responses": [{"records": records}]})
-
-
 def serve_stream(records: list[dict[str, Any]]) -> Served:
     """The streaming answer, rendered as the server renders it."""
-
-    async def run() -> Served:
-        renderer = Renderer(MODEL)
-        stream = _response(records).stream(CourseModelRequest(id="request-1"))
-        iterator = aiter(stream)
-        try:
-            first = await anext(iterator, None)
-        except FixtureProviderError as error:
-            return _error_500(renderer, error)
-        if first is None:
-            response = await stream.result()
-            text = renderer.open(response.response_id) + renderer.complete(response)
-            return Served(200, text.encode(), "text/event-stream")
-        assert stream.response_id is not None
-        parts = [renderer.open(stream.response_id) + renderer.chunk(first)]
-        try:
-            while (chunk := await anext(iterator, None)) is not None:
-                parts.append(renderer.chunk(chunk))
-            parts.append(renderer.complete(await stream.result()))
-        except FixtureProviderError as error:
-            parts.append(renderer.fail(error))
-        return Served(200, "".join(parts).encode(), "text/event-stream")
-
-    return asyncio.run(run())
+    return render_stream(Renderer(MODEL), records)
 
 
 def serve_whole(records: list[dict[str, Any]]) -> Served:
     """The non-streaming answer."""
-
-    async def run() -> Served:
-        renderer = Renderer(MODEL)
-        try:
-            response = await _response(records).stream(CourseModelRequest(id="r")).result()
-        except FixtureProviderError as error:
-            return _error_500(renderer, error)
-        return Served(200, json.dumps(renderer.whole(response)).encode(), "application/json")
-
-    return asyncio.run(run())
-
-
-def _error_500(renderer: Renderer, error: FixtureProviderError) -> Served:
-    return Served(500, json.dumps(renderer.error_body(error)).encode(), "application/json")
+    return render_whole(Renderer(MODEL), records)
 
 
 def client_for(served: Served) -> openai.OpenAI:
@@ -120,13 +66,6 @@ def sdk_chunks(served: Served) -> list[Any]:
 
 def sdk_whole(served: Served) -> Any:
     return client_for(served).chat.completions.create(model=MODEL, messages=MESSAGES)
-
-
-def replayed(records: list[dict[str, Any]]) -> CourseModelResponse:
-    async def run() -> CourseModelResponse:
-        return await _response(records).stream(CourseModelRequest(id="r")).result()
-
-    return asyncio.run(run())
 
 
 def bundled(index: int) -> list[dict[str, Any]]:
@@ -527,7 +466,7 @@ def test_generated_responses_not_streamed(records: list[dict[str, Any]]) -> None
         assert info.value.code == last.get("code")
         return
     completion = sdk_whole(served)
-    response = replayed(records)
+    response = replay_records(records)
     (choice,) = completion.choices
     texts = [block.text for block in response.message.content if block.type == "text"]
     assert choice.message.content == ("".join(texts) if texts else None)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
 from typing import Any, Final
 
 import openai
@@ -25,19 +24,17 @@ from openai._models import validate_type
 from openai.types.responses import Response, ResponseStreamEvent
 
 from course import (
-    CourseModelRequest,
     CourseModelResponse,
     CourseTextBlock,
     CourseToolCallBlock,
-    FixtureProviderAdapter,
-    FixtureProviderError,
     thaw,
 )
 from course.vendors import import_recording, serve
 from course.vendors._openai_responses import Renderer
 
 from .helpers import ROUNDTRIP_PATH
-from .vendor_helpers import openai_client
+from .vendor_helpers import Served, openai_client, render_stream, render_whole
+from .vendor_helpers import replay_records as replayed
 
 MODEL: Final = "gpt-4.1-2025-04-14"
 SSE: Final = "text/event-stream"
@@ -45,71 +42,14 @@ JSON: Final = "application/json"
 Records = list[dict[str, Any]]
 
 
-@dataclass(frozen=True)
-class Served:
-    """What the server sends for one request."""
-
-    status: int
-    body: bytes
-    content_type: str
-
-
-def adapter_for(*responses: Records) -> FixtureProviderAdapter:
-    return FixtureProviderAdapter(
-        {"schemaVersion": 1, "responses": [{"records": records} for records in responses]}
-    )
-
-
 def serve_stream(records: Records) -> Served:
     """The streaming answer, rendered as the server renders it."""
-
-    async def run() -> Served:
-        renderer = Renderer(MODEL)
-        stream = adapter_for(records).stream(CourseModelRequest(id="request-1"))
-        parts: list[str] = []
-        try:
-            async for chunk in stream:
-                if not parts:
-                    assert stream.response_id is not None
-                    parts.append(renderer.open(stream.response_id))
-                parts.append(renderer.chunk(chunk))
-            response = await stream.result()
-        except FixtureProviderError as error:
-            if not parts:
-                return error_500(error)
-            parts.append(renderer.fail(error))
-            return Served(200, "".join(parts).encode(), SSE)
-        if not parts:
-            parts.append(renderer.open(response.response_id))
-        parts.append(renderer.complete(response))
-        return Served(200, "".join(parts).encode(), SSE)
-
-    return asyncio.run(run())
+    return render_stream(Renderer(MODEL), records)
 
 
 def serve_whole(records: Records) -> Served:
     """The non-streaming answer."""
-
-    async def run() -> Served:
-        stream = adapter_for(records).stream(CourseModelRequest(id="request-1"))
-        try:
-            response = await stream.result()
-        except FixtureProviderError as error:
-            return error_500(error)
-        return Served(200, json.dumps(Renderer(MODEL).whole(response)).encode(), JSON)
-
-    return asyncio.run(run())
-
-
-def error_500(error: FixtureProviderError) -> Served:
-    return Served(500, json.dumps(Renderer.error_body(error)).encode(), JSON)
-
-
-def replayed(records: Records) -> CourseModelResponse:
-    async def run() -> CourseModelResponse:
-        return await adapter_for(records).stream(CourseModelRequest(id="r")).result()
-
-    return asyncio.run(run())
+    return render_whole(Renderer(MODEL), records)
 
 
 def client_for(served: Served) -> openai.OpenAI:

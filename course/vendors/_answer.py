@@ -8,10 +8,19 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
+from typing import Final
 
 from .._json import JsonValue
 
-__all__ = ["Answer", "Ending"]
+__all__ = ["PROVIDERS", "Answer", "Ending"]
+
+PROVIDERS: Final[Mapping[str, str]] = {
+    "openai-chat": "openai",
+    "openai-responses": "openai",
+    "anthropic": "anthropic",
+    "gemini": "gemini",
+}
+"""Which upstream each format's routes are forwarded to."""
 
 
 class Ending(enum.Enum):

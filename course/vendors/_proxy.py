@@ -35,10 +35,10 @@ from typing import TYPE_CHECKING, Final, cast
 import httpx2
 
 from .._json import JsonValue, PlainJson, refreeze
-from ._answer import Answer, Ending
+from . import _server
+from ._answer import PROVIDERS, Answer, Ending
 from ._redaction import credentials
 from ._server import (
-    MAX_BODY,
     ROUTES,
     FixtureApp,
     FixtureServer,
@@ -58,15 +58,7 @@ from ._server import (
 if TYPE_CHECKING:
     import uvicorn
 
-__all__ = ["PROVIDERS", "ProxyApp", "ProxyServer"]
-
-PROVIDERS: Final[Mapping[str, str]] = {
-    "openai-chat": "openai",
-    "openai-responses": "openai",
-    "anthropic": "anthropic",
-    "gemini": "gemini",
-}
-"""Which upstream each format's routes are forwarded to."""
+__all__ = ["ProxyApp", "ProxyServer"]
 
 HOP_BY_HOP: Final = frozenset(
     {
@@ -173,7 +165,8 @@ class ProxyApp(FixtureApp):
         self, format: str, path: str, scope: Scope, receive: Receive, send: Send
     ) -> None:
         body = await _read_body(receive)
-        request = None if body is None or len(body) > MAX_BODY else _parse_body(body)
+        # serve's own limit, read where serve reads it.
+        request = None if body is None or len(body) > _server.MAX_BODY else _parse_body(body)
         if body is None or not isinstance(request, dict) or self._closing:
             # Not a model call: what serve answers (400, 413, 503), from serve itself.
             await super().__call__(scope, _replaying(body, receive), send)

@@ -190,6 +190,11 @@ class FixtureRecorder:
         return self._path
 
     @property
+    def running(self) -> bool:
+        """Whether the proxy is serving."""
+        return self._server.running
+
+    @property
     def requests(self) -> tuple[Mapping[str, JsonValue], ...]:
         """The JSON bodies of the forwarded requests that took a response, in order."""
         return self._app.requests

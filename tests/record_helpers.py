@@ -30,8 +30,12 @@ from course.vendors._server import FixtureApp, FixtureServer, Message, Receive, 
 from .vendor_helpers import RECORDINGS
 
 __all__ = [
+    "IMPORTS_CUT_EVENTS",
+    "IMPORTS_ERROR_BODIES",
+    "IMPORTS_WHOLE_BODIES",
     "OPENAI_KEY",
     "PATHS",
+    "READS_VERSION_2",
     "SECRETS",
     "Reply",
     "Seen",
@@ -73,7 +77,7 @@ def events(body: bytes) -> list[bytes]:
     return chunks
 
 
-def pieces(body: bytes, size: int = 37) -> list[bytes]:
+def pieces(body: bytes, size: int = 101) -> list[bytes]:
     """``body`` cut every ``size`` bytes, wherever that falls."""
     return [body[at : at + size] for at in range(0, len(body), size)]
 
@@ -157,7 +161,7 @@ class Upstream(FixtureApp):
                 await asyncio.to_thread(reply.gate.wait, 30)
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
             reply.sent = index + 1
-            await asyncio.sleep(0.002)  # a network chunk of its own, never a coalesced one
+            await asyncio.sleep(0.001)  # a network chunk of its own, never a coalesced one
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
@@ -176,13 +180,63 @@ def servable(fixture: dict[str, object]) -> dict[str, object]:
     branch), a written fixture whose records are all version-1 records is served as
     version 1; once it does, this returns the fixture unchanged.
     """
-    try:
-        FixtureProviderAdapter({"schemaVersion": 2, "responses": []})
-    except FixtureProviderError:
-        return {**fixture, "schemaVersion": 1}
-    return fixture
+    return fixture if READS_VERSION_2 else {**fixture, "schemaVersion": 1}
 
 
 def read_fixture(path: Path) -> dict[str, object]:
     data: dict[str, object] = json.loads(path.read_text(encoding="utf-8"))
     return data
+
+
+# -- what the installed importer and core can do (other branches add the rest) -------------
+
+
+def _imports(data: str, format: str) -> list[object] | None:
+    from course import thaw  # noqa: PLC0415
+    from course.vendors import RecordingError, import_recording  # noqa: PLC0415
+
+    try:
+        records = thaw(import_recording(data, format=format).response)["records"]
+    except RecordingError:
+        return None
+    assert isinstance(records, list)
+    return list(records)
+
+
+IMPORTS_WHOLE_BODIES: Final = (
+    _imports(
+        '{"id": "chatcmpl-1", "object": "chat.completion", "choices": [{"index": 0, '
+        '"message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}], '
+        '"usage": {"prompt_tokens": 1, "completion_tokens": 1}}',
+        "openai-chat",
+    )
+    is not None
+)
+"""Whether ``import_recording`` reads a non-streamed body (``SPEC-VENDORS.md``)."""
+
+IMPORTS_ERROR_BODIES: Final = _imports(
+    '{"error": {"message": "m", "type": "t", "code": "c"}}', "openai-chat"
+) == [{"type": "transport_error", "message": "m", "code": "c"}]
+"""Whether ``import_recording`` reads a provider's error body with a named format."""
+
+IMPORTS_CUT_EVENTS: Final = (
+    _imports(
+        'data: {"id": "c", "object": "chat.completion.chunk", "choices": []}\n\n'
+        'data: {"id": "c", "obj',
+        "openai-chat",
+    )
+    is not None
+)
+"""Whether a stream cut inside its last event's data imports as truncated."""
+
+
+def _reads_version_2() -> bool:
+    try:
+        FixtureProviderAdapter({"schemaVersion": 2, "responses": []})
+    except FixtureProviderError:
+        return False
+    return True
+
+
+READS_VERSION_2: Final = _reads_version_2()
+"""Whether the adapter reads schema version 2 (``SPEC-V2.md``)."""

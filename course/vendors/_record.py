@@ -436,7 +436,7 @@ def _time(records: list[PlainJson], answer: Answer, data: bytes) -> None:
 
 def _seconds(elapsed: float) -> int | float:
     """Seconds rounded to milliseconds, from 0 to ``MAX_DELAY``."""
-    seconds = min(round(max(elapsed, 0.0), 3), MAX_DELAY)
+    seconds = min(round(max(elapsed, 0.0), 3), float(MAX_DELAY))
     return int(seconds) if seconds.is_integer() else seconds
 
 

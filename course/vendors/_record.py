@@ -298,7 +298,7 @@ class FixtureRecorder:
         redactor = self._redactor()
         if not answer.answered:
             self._recorded[answer.number] = None
-            _log(answer, "recorded nothing", redactor)
+            _log(answer, "recorded nothing", redactor, cut=True)
             return
         recorded: Recorded | RecordingError
         try:
@@ -306,7 +306,8 @@ class FixtureRecorder:
         except RecordingError as error:
             recorded = _named(error, answer, redactor)
         self._recorded[answer.number] = recorded
-        _log(answer, _summary(recorded), redactor)
+        cut = isinstance(recorded, Recorded) and recorded.truncated
+        _log(answer, _summary(recorded), redactor, cut=cut)
 
 
 # -- one answer becomes one response ------------------------------------------------------
@@ -546,10 +547,13 @@ def _camel(word: str) -> str:
     return head + "".join(part.capitalize() for part in rest)
 
 
-def _log(answer: Answer, what: str, redactor: Redactor) -> None:
+def _log(answer: Answer, what: str, redactor: Redactor, *, cut: bool) -> None:
+    """One line for the call. How the answer ended is said when the recording shows it
+    cut: a client that leaves after the terminal event (the SDKs close at ``[DONE]``)
+    left nothing out."""
     status = "-" if answer.status is None else str(answer.status)
     ending = answer.ending
-    how = "" if ending in (None, Ending.COMPLETE) else f" ({ending.value})"
+    how = "" if ending in (None, Ending.COMPLETE) or not cut else f" ({ending.value})"
     if ending is Ending.UNREACHABLE:
         how = f" ({ending.value}: {answer.reason})"
         status = "502"

@@ -169,6 +169,9 @@ class FixtureRecorder:
         self._app: ProxyApp = ProxyApp(upstreams, self._settle)
         self._server: ProxyServer = ProxyServer(self._app, host=host, port=port)
         self._stopped = False
+        self._secrets: set[str] = set()
+        self._redacting: tuple[int, Redactor] = (0, Redactor(()))
+        """How many answers' credentials the redactor has, and the redactor."""
 
     def __repr__(self) -> str:
         state = "recording" if self._server.running else "stopped"
@@ -289,25 +292,33 @@ class FixtureRecorder:
         return json.dumps(fixture, indent=2) + "\n"
 
     def _redactor(self) -> Redactor:
-        return Redactor(secret for answer in self._app.answers for secret in answer.credentials)
+        """Strikes out every credential of every forwarded request so far."""
+        answers = self._app.answers
+        seen, redactor = self._redacting
+        if seen < len(answers):
+            known = len(self._secrets)
+            for answer in answers[seen:]:
+                self._secrets.update(answer.credentials)
+            if len(self._secrets) > known:  # built again only for a new credential
+                redactor = Redactor(self._secrets)
+            self._redacting = (len(answers), redactor)
+        return redactor
 
     def _settle(self, answer: Answer) -> None:
         """Import an answer that has ended (once), and log its line."""
         if answer.number in self._recorded:
             return
-        redactor = self._redactor()
         if not answer.answered:
             self._recorded[answer.number] = None
-            _log(answer, "recorded nothing", redactor, cut=True)
+            _log(answer, None, self._redactor)
             return
         recorded: Recorded | RecordingError
         try:
             recorded = _record_answer(answer, self._timing)
         except RecordingError as error:
-            recorded = _named(error, answer, redactor)
+            recorded = _named(error, answer, self._redactor())
         self._recorded[answer.number] = recorded
-        cut = isinstance(recorded, Recorded) and recorded.truncated
-        _log(answer, _summary(recorded), redactor, cut=cut)
+        _log(answer, recorded, self._redactor)
 
 
 # -- one answer becomes one response ------------------------------------------------------
@@ -547,18 +558,24 @@ def _camel(word: str) -> str:
     return head + "".join(part.capitalize() for part in rest)
 
 
-def _log(answer: Answer, what: str, redactor: Redactor, *, cut: bool) -> None:
-    """One line for the call. How the answer ended is said when the recording shows it
-    cut: a client that leaves after the terminal event (the SDKs close at ``[DONE]``)
-    left nothing out."""
+def _log(
+    answer: Answer, recorded: Recorded | RecordingError | None, redactor: Callable[[], Redactor]
+) -> None:
+    """One line for the call, when the log is on. How the answer ended is said when the
+    recording shows it cut: a client that leaves after the terminal event (the SDKs
+    close at ``[DONE]``) left nothing out."""
+    if not logger.isEnabledFor(logging.INFO):
+        return
     status = "-" if answer.status is None else str(answer.status)
+    what = "recorded nothing" if recorded is None else _summary(recorded)
+    cut = recorded is None or (isinstance(recorded, Recorded) and recorded.truncated)
     ending = answer.ending
     how = "" if ending in (None, Ending.COMPLETE) or not cut else f" ({ending.value})"
     if ending is Ending.UNREACHABLE:
         how = f" ({ending.value}: {answer.reason})"
         status = "502"
     line = f"call {answer.number}: POST {answer.path} -> {status}: {what}{how}"
-    logger.info("%s", one_line(redactor.text(line)))
+    logger.info("%s", one_line(redactor().text(line)))
 
 
 def _write_atomically(path: str, text: str) -> None:

@@ -371,3 +371,19 @@ def test_a_recorded_429_and_500_replay_to_the_same_retries(tmp_path: Path, forma
     with replayed(path) as server:
         assert STREAMED[format](server.url, retries=2) == expected
         assert len(server.requests) == 3
+
+
+# -- the README's example ----------------------------------------------------------------------
+
+
+def test_the_readmes_record_example_runs_and_records_both_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### Record mode: run the agent once") :]
+    code = section[section.index("```python\n") + len("```python\n") : section.index("```\n\n")]
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
+    fixture = read_fixture(tmp_path / "recorded.json")
+    stops = [response["records"][-1]["stopReason"] for response in fixture["responses"]]  # type: ignore[attr-defined]
+    assert stops == ["tool_call", "stop"]

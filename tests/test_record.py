@@ -16,6 +16,7 @@ import json
 import logging
 import socket
 import threading
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -525,6 +526,22 @@ def test_a_compressed_body_is_passed_on_compressed_and_recorded_decompressed(
         assert b"".join(answer.iter_raw()) == packed
         assert answer.headers["content-encoding"] == "gzip"
     assert records_of(tmp_path / "f.json") == [imported(body)]
+
+
+def test_a_compressed_stream_cut_by_the_upstream_is_recorded_truncated(tmp_path: Path) -> None:
+    body = recording("anthropic", "text")
+    packer = zlib.compressobj(wbits=16 + zlib.MAX_WBITS)
+    chunks = [packer.compress(chunk) + packer.flush(zlib.Z_SYNC_FLUSH) for chunk in events(body)]
+    reply = Reply(chunks, headers=[*SSE, (b"content-encoding", b"gzip")], cut_after=3)
+    with (
+        upstream(reply) as (server, _),
+        recorder(tmp_path / "f.json", server) as proxy,
+        httpx2.stream("POST", proxy.url + "/v1/messages", json=STREAM) as answer,
+        pytest.raises(httpx2.RemoteProtocolError),
+    ):
+        for _ in answer.iter_raw():
+            pass
+    assert records_of(tmp_path / "f.json") == [imported(b"".join(events(body)[:3]), "anthropic")]
 
 
 def test_an_unknown_content_encoding_cannot_be_imported(tmp_path: Path) -> None:

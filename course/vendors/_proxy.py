@@ -126,6 +126,7 @@ class ProxyApp(FixtureApp):
     def __init__(self, upstreams: Mapping[str, str], on_answer: Callable[[Answer], None]) -> None:
         super().__init__({"schemaVersion": 1, "responses": []})
         self._upstreams = {name: url.rstrip("/") for name, url in upstreams.items()}
+        self._urls: dict[str, httpx2.URL] = {}
         self._on_answer = on_answer
         self.answers: list[Answer] = []
         self._relays: set[_Relay] = set()
@@ -134,6 +135,14 @@ class ProxyApp(FixtureApp):
         self._client = httpx2.AsyncClient(
             timeout=None, limits=httpx2.Limits(max_connections=None, max_keepalive_connections=20)
         )
+
+    def _url(self, format: str, path: str, query: bytes) -> httpx2.URL:
+        """Where a call goes: the route's path appended to its upstream's, the query kept.
+        Parsed once per route (a URL costs a tenth of a millisecond to parse)."""
+        url = self._urls.get(path)
+        if url is None:
+            url = self._urls[path] = httpx2.URL(self._upstreams[PROVIDERS[format]] + path)
+        return url.copy_with(query=query) if query else url
 
     @property
     def requests(self) -> tuple[Mapping[str, JsonValue], ...]:
@@ -181,13 +190,11 @@ class ProxyApp(FixtureApp):
             credentials(headers, query),
         )
         self.answers.append(answer)
-        url = (
-            self._upstreams[PROVIDERS[format]]
-            + path
-            + (f"?{query.decode('latin-1')}" if query else "")
-        )
         upstream = httpx2.Request(
-            "POST", url, headers=[*_forwarded(headers, _NOT_FORWARDED), _IDENTITY], content=body
+            "POST",
+            self._url(format, path, query),
+            headers=[*_forwarded(headers, _NOT_FORWARDED), _IDENTITY],
+            content=body,
         )
         relay = _Relay(answer, self._client, upstream, send)
         self._relays.add(relay)

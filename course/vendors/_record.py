@@ -372,11 +372,17 @@ def _decoded(answer: Answer) -> bytes:
     encoding = answer.headers.get("content-encoding", "identity").strip().lower()
     if encoding in ("", "identity"):
         return data
+    window = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
     try:
-        if encoding in ("gzip", "x-gzip"):
-            return gzip.decompress(data)
-        if encoding == "deflate":
-            return zlib.decompress(data)
+        if answer.ending is Ending.COMPLETE and encoding in ("gzip", "x-gzip"):
+            return gzip.decompress(data)  # every member of a whole body
+        if encoding in window:
+            # A cut body: what it holds so far, as a cut stream imports (truncated).
+            decompressor = zlib.decompressobj(window[encoding])
+            body = decompressor.decompress(data)
+            if answer.ending is Ending.COMPLETE and not decompressor.eof:
+                raise EOFError("the compressed body ends before its end")
+            return body
     except (OSError, EOFError, zlib.error) as exc:
         raise RecordingError(
             _Code.RECORDING_UNREADABLE,

@@ -156,6 +156,8 @@ def test_record_and_its_recorder_are_public() -> None:
         ({"upstreams": {"openai": 1}}, TypeError, "upstreams['openai'] must be a str"),
         ({"upstreams": {"openai": "ftp://x"}}, ValueError, "must be an http or https URL"),
         ({"upstreams": {"openai": "api.openai.com"}}, ValueError, "http or https URL"),
+        ({"upstreams": {"openai": "http://[::1"}}, ValueError, "http or https URL"),
+        ({"upstreams": {1: "http://x"}}, ValueError, "1 is not a provider"),
         ({"upstreams": {"openai": "https://x/?a=1"}}, ValueError, "no query or fragment"),
         ({"timing": 1}, TypeError, "timing must be True or False"),
         ({"host": 1}, TypeError, "host must be a str"),

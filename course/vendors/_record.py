@@ -125,7 +125,10 @@ def _upstreams(given: object) -> dict[str, str]:
             raise ValueError(f"upstreams: {key!r} is not a provider; use {names}")
         if not isinstance(url, str):
             raise TypeError(f"upstreams[{key!r}] must be a str, got {type(url).__qualname__}")
-        parts = urlsplit(url)
+        try:
+            parts = urlsplit(url)
+        except ValueError:  # "http://[::1": not a URL at all
+            parts = urlsplit("")
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"upstreams[{key!r}] must be an http or https URL, got {url!r}")
         if parts.query or parts.fragment:
@@ -287,7 +290,7 @@ class FixtureRecorder:
                 raise RecordingError(
                     _Code.RECORDING_UNSUPPORTED, str(exc), source=recorded.label
                 ) from None
-            responses.append({"records": list[PlainJson](records)})
+            responses.append({"records": records})
         fixture = {"schemaVersion": SCHEMA_VERSION, "responses": responses}
         return json.dumps(fixture, indent=2) + "\n"
 

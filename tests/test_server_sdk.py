@@ -86,6 +86,8 @@ class Clients:
     def streamed(self, format: str) -> bytes:
         """The raw bytes the server streams for one request in ``format``."""
         body = {"model": MODEL, "stream": True, "max_tokens": 64, "messages": ASK}
+        if format == "openai-chat":  # the usage chunk comes only when asked for
+            body["stream_options"] = {"include_usage": True}
         response = self.http.post(self.server.url + PATHS[format], json=body)
         assert response.status_code == 200
         assert response.headers["content-type"] == "text/event-stream"
@@ -129,8 +131,11 @@ def expected(records: Records, stop_reasons: dict[str, str] | None) -> Seen:
 
 
 def chat_stream_create(clients: Clients) -> Seen:
-    """``create(stream=True)``: the raw chunks, accumulated here as an agent loop would."""
-    stream = clients.openai.chat.completions.create(model=MODEL, messages=CHAT, stream=True)
+    """``create(stream=True)``: the raw chunks, accumulated here as an agent loop would
+    (asking for usage, which OpenAI streams only then)."""
+    stream = clients.openai.chat.completions.create(
+        model=MODEL, messages=CHAT, stream=True, stream_options={"include_usage": True}
+    )
     response_id, text, finish, usage = "", "", None, (-1, -1)
     calls: dict[int, list[str]] = {}
     for chunk in stream:
@@ -152,8 +157,10 @@ def chat_stream_create(clients: Clients) -> Seen:
 
 
 def chat_stream_final(clients: Clients) -> Seen:
-    """``.stream()``'s final completion, accumulated by the SDK."""
-    with clients.openai.chat.completions.stream(model=MODEL, messages=CHAT) as stream:
+    """``.stream()``'s final completion, accumulated by the SDK (usage asked for)."""
+    with clients.openai.chat.completions.stream(
+        model=MODEL, messages=CHAT, stream_options={"include_usage": True}
+    ) as stream:
         return chat_view(stream.get_final_completion())
 
 
@@ -520,7 +527,8 @@ def test_exhaustion_fails_fast_without_retries() -> None:
             ) as raised:
                 call(clients)
             elapsed = time.monotonic() - began
-            assert len(server.requests) == requests, name  # one request each: no retry
+            assert server.adapter.call_count == requests, name  # one request each: no retry
+            assert server.requests == ()  # none took a response
             error = raised.value
             code = error.code if isinstance(error, openai.APIError) else error.type  # type: ignore[attr-defined]
             assert code == "PROVIDER_EXHAUSTED", name

@@ -37,6 +37,7 @@ from course import FixtureProviderAdapter, thaw
 from course.vendors import FixtureServer, import_recording, serve
 
 from .helpers import is_slow_step_report, roundtrip
+from .serve_helpers import server_tasks, until
 from .strategies import arguments as any_arguments
 from .strategies import sdk_arguments
 
@@ -535,6 +536,79 @@ def test_exhaustion_fails_fast_without_retries() -> None:
             assert elapsed < 1.0, name
 
 
+# -- what else the SDKs read: request ids, the model list, usage ----------------------------
+
+
+def test_the_sdks_read_the_request_id_of_every_answer() -> None:
+    with serve(fixture_of(*bundled())) as server, Clients(server) as clients:
+        completion = clients.openai.chat.completions.create(model=MODEL, messages=CHAT)
+        message = clients.anthropic.messages.create(model=MODEL, max_tokens=64, messages=ASK)
+        with pytest.raises(openai.InternalServerError) as exhausted:
+            clients.openai.responses.create(model=MODEL, input=QUESTION)
+        with pytest.raises(anthropic.NotFoundError) as missing:
+            clients.anthropic.messages.count_tokens(model=MODEL, messages=ASK)
+    assert completion._request_id == "request-1"
+    assert message._request_id == "request-2"
+    assert exhausted.value.request_id == "request-3"
+    assert missing.value.request_id == "request-4"
+    assert missing.value.type == "not_found_error"
+
+
+def test_both_sdks_list_the_one_model() -> None:
+    with serve(fixture_of()) as server, Clients(server) as clients:
+        assert [model.id for model in clients.openai.models.list()] == ["course-fixture"]
+        listed = clients.anthropic.models.list()
+        assert [(model.id, model.display_name) for model in listed] == [
+            ("course-fixture", "course-fixture")
+        ]
+        assert listed.has_more is False
+        assert server.adapter.call_count == 0
+
+
+def test_a_chat_stream_has_usage_only_when_the_request_asks_for_it() -> None:
+    responses = [bundled()[1]] * 4
+    with serve(fixture_of(*responses)) as server, Clients(server) as clients:
+        chat = clients.openai.chat.completions
+        # The openai-python README's own loop: chunk.choices[0] on every chunk.
+        plain = chat.create(model=MODEL, messages=CHAT, stream=True)
+        text = "".join(chunk.choices[0].delta.content or "" for chunk in plain)
+        with chat.stream(model=MODEL, messages=CHAT) as stream:
+            unasked = stream.get_final_completion()
+        asked = list(
+            chat.create(
+                model=MODEL, messages=CHAT, stream=True, stream_options={"include_usage": True}
+            )
+        )
+        with chat.stream(
+            model=MODEL, messages=CHAT, stream_options={"include_usage": True}
+        ) as stream:
+            counted = stream.get_final_completion()
+    assert text == "The sum is 42."
+    assert unasked.usage is None
+    assert [chunk.usage for chunk in asked[:-1]] == [None] * (len(asked) - 1)
+    assert asked[-1].choices == []
+    assert asked[-1].usage is not None
+    assert (asked[-1].usage.prompt_tokens, asked[-1].usage.completion_tokens) == (30, 6)
+    assert counted.usage is not None and counted.usage.total_tokens == 36
+
+
+def test_a_tool_call_streamed_or_not_gives_the_same_message() -> None:
+    with serve(fixture_of(bundled()[0], bundled()[0])) as server, Clients(server) as clients:
+        with clients.openai.chat.completions.stream(model=MODEL, messages=CHAT) as stream:
+            streamed = stream.get_final_completion().choices[0].message
+        whole = clients.openai.chat.completions.create(model=MODEL, messages=CHAT)
+    assert streamed.content is None
+    assert whole.choices[0].message.content is None
+
+    def calls(message: object) -> list[tuple[str, str, str]]:
+        return [
+            (call.id, call.function.name, call.function.arguments)
+            for call in getattr(message, "tool_calls", None) or []
+        ]
+
+    assert calls(streamed) == calls(whole.choices[0].message) != []
+
+
 # -- clients that leave, and leaving --------------------------------------------------------
 
 
@@ -554,28 +628,6 @@ class Hanging:
             await asyncio.Event().wait()  # only closing ends this
         finally:
             self.closed.set()
-
-
-def server_tasks(server: FixtureServer) -> set[str]:
-    """The tasks on the server's event loop, besides the one that runs uvicorn."""
-
-    async def probe() -> set[str]:
-        here = asyncio.current_task()
-        return {t.get_coro().__qualname__ for t in asyncio.all_tasks() if t is not here}  # type: ignore[union-attr]
-
-    loop = server._loop
-    assert loop is not None
-    return asyncio.run_coroutine_threadsafe(probe(), loop).result(10) - {"FixtureServer._serve"}
-
-
-def until(condition: Callable[[], bool]) -> bool:
-    """Whether ``condition`` comes true within a generous bound (a wait, not a timing)."""
-    deadline = time.monotonic() + 10
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
 
 
 def warnings_logged(caplog: pytest.LogCaptureFixture) -> list[str]:

@@ -757,9 +757,11 @@ def test_the_server_serves_on_the_port_it_bound_and_stops() -> None:
 def test_a_server_runs_once() -> None:
     server = server_for(roundtrip())
     with server:
-        pass
+        with pytest.raises(RuntimeError, match="runs once"), server:
+            pass  # pragma: no cover
+        assert server.running  # the refused entry stopped nothing
     with pytest.raises(RuntimeError, match="runs once"), server:
-        pass
+        pass  # pragma: no cover
 
 
 def test_a_wildcard_host_is_written_as_loopback() -> None:

@@ -2,8 +2,9 @@
 
 Every client mode the README promises is driven over real HTTP: Chat Completions
 (``create(stream=True)``, ``.stream()``'s final completion, non-streaming ``create``),
-Responses (``.stream()``'s final response), Messages (``.stream()``'s final message and
-non-streaming ``create``), sync and async. Each must give the fixture's text, tool-call
+Responses (``create(stream=True)``, ``.stream()``'s final response, ``create``),
+Messages (``create(stream=True)``, ``.stream()``'s final message, ``create``), sync and
+async. Each must give the fixture's text, tool-call
 ids, names and arguments, stop reason (in the vendor's spelling) and usage.
 
 Generated fixtures share one server and one set of clients per module (starting a
@@ -212,6 +213,39 @@ def responses_view(response: Response) -> Seen:
     )
 
 
+def responses_stream_create(clients: Clients) -> Seen:
+    """``create(stream=True)``: the raw events; the terminal one holds the whole response."""
+    events = list(clients.openai.responses.create(model=MODEL, input=QUESTION, stream=True))
+    assert [event.sequence_number for event in events] == list(range(len(events)))
+    completed = events[-1]
+    assert completed.type == "response.completed"
+    return responses_view(completed.response)
+
+
+def messages_stream_create(clients: Clients) -> Seen:
+    """``create(stream=True)``: the raw events, accumulated here as an agent loop would."""
+    stream = clients.anthropic.messages.create(
+        model=MODEL, max_tokens=64, messages=ASK, stream=True
+    )
+    response_id, text, stop, usage = "", "", None, (-1, -1)
+    blocks: dict[int, list[str]] = {}
+    for event in stream:
+        if event.type == "message_start":
+            response_id = event.message.id
+            assert event.message.model == MODEL
+        elif event.type == "content_block_start" and event.content_block.type == "tool_use":
+            blocks[event.index] = [event.content_block.id, event.content_block.name, ""]
+        elif event.type == "content_block_delta" and event.delta.type == "text_delta":
+            text += event.delta.text
+        elif event.type == "content_block_delta" and event.delta.type == "input_json_delta":
+            blocks[event.index][2] += event.delta.partial_json
+        elif event.type == "message_delta":
+            stop = event.delta.stop_reason
+            usage = (event.usage.input_tokens or 0, event.usage.output_tokens)
+    calls = [(b[0], b[1], json.loads(b[2] or "{}")) for _, b in sorted(blocks.items())]
+    return Seen(response_id, text, calls, stop, usage)
+
+
 def messages_stream_final(clients: Clients) -> Seen:
     with clients.anthropic.messages.stream(model=MODEL, max_tokens=64, messages=ASK) as stream:
         return messages_view(stream.get_final_message())
@@ -241,7 +275,10 @@ MODES: Final[dict[str, tuple[Mode, dict[str, str] | None]]] = {
     "chat create(stream=True)": (chat_stream_create, CHAT_STOP),
     "chat .stream() final": (chat_stream_final, CHAT_STOP),
     "chat create": (chat_create, CHAT_STOP),
+    "responses create(stream=True)": (responses_stream_create, None),
     "responses .stream() final": (responses_stream_final, None),
+    "responses create": (responses_create, None),
+    "messages create(stream=True)": (messages_stream_create, ANTHROPIC_STOP),
     "messages .stream() final": (messages_stream_final, ANTHROPIC_STOP),
     "messages create": (messages_create, ANTHROPIC_STOP),
 }

@@ -263,23 +263,22 @@ class FixtureApp:
         return tuple(self._requests)
 
     def close(self) -> None:
-        """Abort every response in flight, and answer later requests 503.
+        """Abort every response in flight, and answer 503 to the requests whose body is
+        still arriving and to every later one.
 
         Call it on the event loop that runs the application. A response that cannot
         send its error within ``ABORT_GRACE`` seconds (its client stopped reading) is
         cancelled then.
         """
-        self.abort()
+        self._abort()
         loop = asyncio.get_running_loop()
         for exchange in self._exchanges:
             loop.call_later(ABORT_GRACE, exchange.cancel)
 
-    def abort(self) -> None:
-        """``close``, leaving responses that cannot send their error to the server.
-
-        ``FixtureServer`` resets their connections after ``ABORT_GRACE``, which ends them
-        as a client that left does; the request bodies still arriving are answered 503.
-        """
+    def _abort(self) -> None:
+        """``close``, leaving responses that cannot send their error to the server:
+        ``FixtureServer`` resets their connections after ``ABORT_GRACE``, which ends
+        them as a client that left ends them."""
         self._closing = True
         for waiting in self._body_waits:
             if not waiting.done():
@@ -776,6 +775,7 @@ class FixtureServer:
     # -- context managers ---------------------------------------------------------------
 
     def __enter__(self) -> FixtureServer:
+        self._claim()
         try:
             self._launch()
             self._ready.wait(START_TIMEOUT)
@@ -798,6 +798,7 @@ class FixtureServer:
         if loop is None:
             await _trio("async with serve(...)").to_thread.run_sync(self.__enter__)
             return self
+        self._claim()
         ready = loop.create_future()
         try:
             self._launch(lambda: _resolve_soon(loop, ready))
@@ -823,16 +824,18 @@ class FixtureServer:
 
     # -- starting and stopping ----------------------------------------------------------
 
-    def _launch(self, on_ready: Callable[[], None] | None = None) -> None:
-        """Bind, and start the thread that serves; ``_ready`` is set once it serves or failed."""
+    def _claim(self) -> None:
         if self._used:
             raise RuntimeError("A FixtureServer runs once; call serve() again for another")
         self._used = True
+
+    def _launch(self, on_ready: Callable[[], None] | None = None) -> None:
+        """Bind, and start the thread that serves; ``_ready`` is set once it serves or failed."""
         self._on_ready = on_ready
         listener = self._listener = _bind(self._host, self._port)
         config = self._servers.uvicorn.Config(self._app, **UVICORN_SETTINGS)
         server = self._server = self._servers.Server(
-            config, on_ready=self._signal_ready, on_stop=self._app.abort, grace=ABORT_GRACE
+            config, on_ready=self._signal_ready, on_stop=self._app._abort, grace=ABORT_GRACE
         )
         thread = threading.Thread(
             target=self._run,

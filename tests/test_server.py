@@ -387,6 +387,54 @@ def test_whatever_the_body_only_json_objects_take_a_response(body: bytes, chunke
     assert app.adapter.call_count == len(app.requests)
 
 
+def provider_of(path: str) -> str:
+    """Whose path it is, as SPEC-VENDORS says (an oracle written apart from the server)."""
+    if path == "/v1/messages" or path.startswith("/v1/messages/"):
+        return "anthropic"
+    version, _, rest = path.removeprefix("/").partition("/")
+    if version in {"v1", "v1beta", "v1alpha"} and rest.startswith(("models/", "tunedModels/")):
+        return "google"
+    return "openai"
+
+
+PATHS = [*ROUTES, "/v1/models", "/v1/messages/batches", "/v1beta/models/m:generateContent", "/"]
+
+
+@settings(max_examples=60)
+@given(
+    method=st.sampled_from(["GET", "POST", "PUT", "HEAD"]),
+    path=st.one_of(
+        st.sampled_from(PATHS),
+        st.lists(st.sampled_from(["v1", "v1beta", "messages", "models", "x", ""]), max_size=4).map(
+            lambda parts: "/" + "/".join(parts)
+        ),
+    ),
+    body=st.sampled_from([b"{}", b'{"stream": true}', b"[]", b"{"]),
+)
+def test_every_answer_has_one_request_id_and_its_providers_error_shape(
+    method: str, path: str, body: bytes
+) -> None:
+    app = app_for(fixture([start(), text("a"), end()]))
+    client = request(app, body, path=path, method=method)
+    provider = provider_of(path)
+    name = b"request-id" if provider == "anthropic" else b"x-request-id"
+    other = b"x-request-id" if provider == "anthropic" else b"request-id"
+    assert (client.headers[name], other in client.headers) == (b"request-1", False)
+    took = method == "POST" and path in ROUTES and body.startswith(b"{") and body != b"{"
+    assert app.adapter.call_count == len(app.requests) == int(took)
+    if client.status == 200:
+        assert took or (method, path) == ("GET", "/v1/models")
+        return
+    error = json.loads(client.body)
+    if provider == "anthropic":
+        assert error["type"] == "error"
+        assert error["error"]["type"] in {"not_found_error", "invalid_request_error"}
+    elif provider == "google":
+        assert (error["error"]["code"], error["error"]["status"]) == (404, "NOT_FOUND")
+    else:
+        assert error["error"]["type"] == "invalid_request_error"
+
+
 def test_requests_are_the_bodies_that_took_a_response_in_order_read_only() -> None:
     app = app_for(fixture([start(), text("a"), end()], [start(), text("b"), end()]))
     first = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}

@@ -67,5 +67,5 @@ def test_the_openai_client_gets_the_tool_call_then_the_answer(
         final = stream.get_final_completion()
     assert final.choices[0].message.content == "The sum is 42."
     assert final.usage is not None and final.usage.completion_tokens == 6
-    # What the code sent, as plain dicts to compare: the tool's result, by its call id.
+    # What the code sent, thawed to plain data for ==: the tool's result, by its call id.
     assert thaw(course_server.requests[1])["messages"] == messages

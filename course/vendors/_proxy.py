@@ -27,6 +27,7 @@ event loop once uvicorn has stopped. This module needs httpx2 and uvicorn (the e
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import time
 from collections.abc import Callable, Mapping
@@ -39,6 +40,7 @@ from . import _server
 from ._answer import PROVIDERS, Answer, Ending
 from ._redaction import credentials
 from ._server import (
+    _REQUEST_ID_HEADER,
     ROUTES,
     FixtureApp,
     FixtureServer,
@@ -46,17 +48,18 @@ from ._server import (
     Receive,
     Scope,
     Send,
-    _client_error,
+    _Answer,
     _ClientGone,
-    _json_bytes,
     _parse_body,
-    _read_body,
+    _provider,
+    _refusal,
     _route_path,
+    _Stopped,
     _until_disconnect,
 )
 
 if TYPE_CHECKING:
-    import uvicorn
+    from ._uvicorn import Server
 
 __all__ = ["ProxyApp", "ProxyServer"]
 
@@ -83,9 +86,6 @@ _NOT_RETURNED: Final = HOP_BY_HOP | {"content-length", "date"}
 """Response headers the proxy's server sets itself (uvicorn writes its own ``date``)."""
 
 _IDENTITY: Final = (b"accept-encoding", b"identity")
-
-_BAD_GATEWAY_KIND: Final[Mapping[str, str]] = {"anthropic": "api_error"}
-"""The error kind of the proxy's 502 per format, where the provider has its own word."""
 
 
 def _headers_of(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
@@ -151,9 +151,10 @@ class ProxyApp(FixtureApp):
             answer.body for answer in self.answers if answer.ending is None or answer.answered
         )
 
-    def close(self) -> None:
-        """Cut every answer in flight, and answer later requests as ``serve`` does (503)."""
-        super().close()
+    def _abort(self) -> None:
+        """Cut every answer in flight at once (the server is stopping), and answer later
+        requests as ``serve`` does (503); ``close`` and ``FixtureServer`` both call it."""
+        super()._abort()
         for relay in self._relays:
             relay.stop()
 
@@ -173,10 +174,14 @@ class ProxyApp(FixtureApp):
     async def _post(
         self, format: str, path: str, scope: Scope, receive: Receive, send: Send
     ) -> None:
-        body = await _read_body(receive)
+        body = await self._read_body(receive)
         # serve's own limit, read where serve reads it.
-        request = None if body is None or len(body) > _server.MAX_BODY else _parse_body(body)
-        if body is None or not isinstance(request, dict) or self._closing:
+        request = (
+            None
+            if not isinstance(body, bytes) or len(body) > _server.MAX_BODY
+            else _parse_body(body)
+        )
+        if not isinstance(body, bytes) or not isinstance(request, dict) or self._closing:
             # Not a model call: what serve answers (400, 413, 503), from serve itself.
             await super().__call__(scope, _replaying(body, receive), send)
             return
@@ -196,7 +201,10 @@ class ProxyApp(FixtureApp):
             headers=[*_forwarded(headers, _NOT_FORWARDED), _IDENTITY],
             content=body,
         )
-        relay = _Relay(answer, self._client, upstream, send)
+        provider = _provider(path, scope)
+        request_id = (_REQUEST_ID_HEADER[provider], f"request-{next(self._request_ids)}".encode())
+        reply = _Answer(send, provider, request_id)
+        relay = _Relay(answer, self._client, upstream, send, reply)
         self._relays.add(relay)
         try:
             await relay.run(receive)
@@ -205,12 +213,13 @@ class ProxyApp(FixtureApp):
         self._on_answer(answer)
 
 
-def _replaying(body: bytes | None, receive: Receive) -> Receive:
-    """``receive`` with the body already read handed back first (or the disconnect)."""
+def _replaying(body: bytes | _Stopped | None, receive: Receive) -> Receive:
+    """``receive`` with the body already read handed back first (or the disconnect).
+    (A body that the stop interrupted is not asked for again: serve answers 503.)"""
     pending: list[Message] = [
-        {"type": "http.disconnect"}
-        if body is None
-        else {"type": "http.request", "body": body, "more_body": False}
+        {"type": "http.request", "body": body, "more_body": False}
+        if isinstance(body, bytes)
+        else {"type": "http.disconnect"}
     ]
 
     async def replay() -> Message:
@@ -222,15 +231,22 @@ def _replaying(body: bytes | None, receive: Receive) -> Receive:
 class _Relay:
     """One forwarded request: the upstream's answer streamed back, and kept."""
 
-    __slots__ = ("_client", "_request", "_send", "_task", "answer")
+    __slots__ = ("_client", "_reply", "_request", "_send", "_task", "answer")
 
     def __init__(
-        self, answer: Answer, client: httpx2.AsyncClient, request: httpx2.Request, send: Send
+        self,
+        answer: Answer,
+        client: httpx2.AsyncClient,
+        request: httpx2.Request,
+        send: Send,
+        reply: _Answer,
     ) -> None:
         self.answer = answer
         self._client = client
         self._request = request
         self._send = send
+        self._reply = reply
+        """serve's way to answer this request itself (the 502), with a request id."""
         self._task: asyncio.Task[None] | None = None
 
     async def run(self, receive: Receive) -> None:
@@ -289,18 +305,19 @@ class _Relay:
             await response.aclose()
 
     async def _bad_gateway(self) -> None:
-        format = self.answer.format
+        """502, in the error shape of the provider the path belongs to."""
+        reply = self._reply
         message = (
-            f"The recording proxy could not reach the {PROVIDERS[format]} upstream "
-            f"({self.answer.reason})"
+            f"The recording proxy could not reach the {PROVIDERS[self.answer.format]} "
+            f"upstream ({self.answer.reason})"
         )
-        body = _client_error(format, _BAD_GATEWAY_KIND.get(format, "bad_gateway"), message)
-        headers = [(b"content-type", b"application/json")]
-        try:
-            await self._pass({"type": "http.response.start", "status": 502, "headers": headers})
-            await self._pass({"type": "http.response.body", "body": _json_bytes(body)})
-        except _ClientGone:
-            pass
+        # serve's shape and its word for a server-side failure (the one of its 503).
+        body = _refusal(reply.provider, 503, message)
+        error = body["error"]
+        if isinstance(error, dict) and "status" in error:  # Google's names its code
+            error["code"] = 502
+        with contextlib.suppress(OSError):  # a client already gone
+            await reply.reply(502, body)
 
     async def _pass(self, message: Message) -> None:
         try:
@@ -313,7 +330,7 @@ class ProxyServer(FixtureServer):
     """``FixtureServer`` for a ``ProxyApp``: its HTTP client is closed on the server's
     loop after uvicorn has stopped, so no connection outlives the loop."""
 
-    async def _serve(self, server: uvicorn.Server, listener: socket.socket) -> None:
+    async def _serve(self, server: Server, listener: socket.socket) -> None:
         try:
             await super()._serve(server, listener)
         finally:

@@ -613,8 +613,8 @@ def test_when_the_body_raises_it_propagates_and_nothing_is_written(tmp_path: Pat
 @pytest.mark.parametrize(
     ("route", "shape"),
     [
-        ("/v1/chat/completions", {"error": {"type": "bad_gateway", "code": "bad_gateway"}}),
-        ("/v1/responses", {"error": {"type": "bad_gateway", "code": "bad_gateway"}}),
+        ("/v1/chat/completions", {"error": {"type": "server_error", "code": None}}),
+        ("/v1/responses", {"error": {"type": "server_error", "param": None}}),
         ("/v1/messages", {"type": "error", "error": {"type": "api_error"}}),
     ],
 )
@@ -626,6 +626,8 @@ def test_an_upstream_that_is_down_is_a_502_in_the_providers_shape_recorded_as_no
     with settled() as log, record_to(tmp_path / "f.json", upstreams=upstreams) as proxy:
         reply = httpx2.post(proxy.url + route, json=STREAM, headers=BEARER)
         assert reply.status_code == 502
+        request_id = "request-id" if route == "/v1/messages" else "x-request-id"
+        assert reply.headers[request_id].startswith("request-")  # as serve's answers
         body = reply.json()
         error = body["error"]
         assert "could not reach the" in error["message"]

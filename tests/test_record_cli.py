@@ -82,7 +82,8 @@ def test_record_prints_its_urls_a_line_per_call_and_writes_on_ctrl_c(
                 assert [c.choices[0].finish_reason for c in stream if c.choices][-1] == (
                     "tool_calls"
                 )
-            assert httpx2.get(url + "/v1/models").status_code == 404  # as serve answers it
+            models = httpx2.get(url + "/v1/models").json()  # as serve answers it
+            assert models["data"][0]["id"] == "course-fixture"
             status, out, err = stop(process, how)
     assert (status, err) == (0, "")
     assert f"POST {url}/v1/chat/completions -> {server.url}/v1/chat/completions" in banner

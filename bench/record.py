@@ -26,6 +26,7 @@ Usage: python bench/record.py [--quick] [--chunks N] [--runs N]
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import subprocess
 import sys
@@ -40,8 +41,28 @@ from course.vendors import record
 
 
 def upstream(chunks: int) -> BaselineServer:
-    """The upstream: one response of ``chunks`` chunks, sent whenever asked."""
-    return BaselineServer(sent_bodies(fixture(chunks, 1)))
+    """The upstream: one response of ``chunks`` chunks, sent whenever asked, with its
+    usage chunk, as OpenAI streams one when asked (without it there is nothing to record)."""
+    return BaselineServer(with_usage(sent_bodies(fixture(chunks, 1))))
+
+
+def with_usage(bodies: list[bytes]) -> list[bytes]:
+    """The bodies ``serve`` sends when the request asks for usage: ``[DONE]`` preceded by
+    the usage chunk (``choices: []``), as OpenAI sends it."""
+    last = bodies[-1]
+    done = last.rindex(b"data: [DONE]")
+    head = last[:done].rsplit(b"data: ", 1)[-1]
+    response_id = head.split(b'"id":"', 1)[1].split(b'"', 1)[0].decode()
+    usage = {
+        "id": response_id,
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "m",
+        "choices": [],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
+    chunk = b"data: " + json.dumps(usage).encode() + b"\n\n"
+    return [*bodies[:-1], last[:done] + chunk + last[done:]]
 
 
 @contextmanager

@@ -578,7 +578,10 @@ def test_an_unimportable_answer_passes_verbatim_then_nothing_is_written(tmp_path
     assert error.code is RecordingErrorCode.RECORDING_MISSING_USAGE
     assert error.source == "call 2 (POST /v1/chat/completions)"  # the first that failed
     assert error.message.startswith("call 2 (POST /v1/chat/completions) answered 200: ")
-    assert "include_usage" in error.message  # how to get usage from OpenAI
+    assert error.message.endswith(  # how to get usage from OpenAI
+        "The answer succeeded without usage, which a fixture response needs; OpenAI streams "
+        "usage only when the request asks: stream_options={'include_usage': True}"
+    )
     assert (error.line, error.column) == (19, 1)  # in the answer's body
     assert str(error).startswith("call 2 (POST /v1/chat/completions):19:1: ")
     assert path.read_text() == "the old fixture"
@@ -731,6 +734,20 @@ def test_async_with_records_without_blocking_the_loop(tmp_path: Path) -> None:
     with upstream(Reply(events(body))) as (server, _):
         assert asyncio.run(scenario(recorder(tmp_path / "f.json", server))) == body
     assert records_of(tmp_path / "f.json") == [imported(body, "anthropic")]
+
+
+def test_async_with_records_under_trio_too(tmp_path: Path) -> None:
+    trio = pytest.importorskip("trio")
+    body = recording("openai-chat", "text")
+
+    async def scenario(proxy: FixtureRecorder) -> bytes:
+        async with proxy, httpx2.AsyncClient() as client:
+            answer = await client.post(proxy.url + "/v1/chat/completions", json=STREAM)
+            return answer.content
+
+    with upstream(Reply(events(body))) as (server, _):
+        assert trio.run(scenario, recorder(tmp_path / "f.json", server)) == body
+    assert records_of(tmp_path / "f.json") == [imported(body)]
 
 
 def test_the_fixture_is_written_atomically_with_the_files_usual_mode(tmp_path: Path) -> None:

@@ -41,7 +41,7 @@ from ._answer import Answer, Ending
 from ._importing import FORMATS, _parse, import_recording
 from ._recording import Event, Recording, RecordingError, RecordingErrorCode, Refusal
 from ._redaction import Redactor
-from ._server import _check_address
+from ._server import _check_address, _running_asyncio_loop, _trio
 from ._sse import read_events
 
 if TYPE_CHECKING:
@@ -220,7 +220,7 @@ class FixtureRecorder:
         self._leave(exc)
 
     async def __aenter__(self) -> FixtureRecorder:
-        await asyncio.to_thread(self.__enter__)
+        await self._server.__aenter__()  # asyncio or trio, cancel-safe, as serve's
         return self
 
     async def __aexit__(
@@ -229,7 +229,11 @@ class FixtureRecorder:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        await asyncio.to_thread(self._leave, exc)
+        # Stopping and writing block: in a worker thread, under asyncio or trio.
+        if _running_asyncio_loop() is None:
+            await _trio("async with record(...)").to_thread.run_sync(self._leave, exc)
+        else:
+            await asyncio.to_thread(self._leave, exc)
 
     def _leave(self, exc: BaseException | None) -> None:
         self._stop()
@@ -531,8 +535,14 @@ def _chunk_ends(chunks: list[bytes]) -> list[int]:
 def _named(error: RecordingError, answer: Answer, redactor: Redactor) -> RecordingError:
     """The import's refusal, naming the call and with no credential in its message."""
     message = redactor.text(error.message)
-    if error.code is _Code.RECORDING_MISSING_USAGE and answer.format == "openai-chat":
-        message += "; OpenAI streams usage only when asked: stream_options={'include_usage': True}"
+    if error.code is _Code.RECORDING_MISSING_USAGE:
+        # The importer's advice (usage=) is not the recorder's: the provider must send it.
+        message = "The answer succeeded without usage, which a fixture response needs"
+        if answer.format == "openai-chat":
+            message += (
+                "; OpenAI streams usage only when the request asks: "
+                "stream_options={'include_usage': True}"
+            )
     named = RecordingError(
         error.code,
         f"{answer.label} answered {answer.status}: {message}",

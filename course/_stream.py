@@ -38,7 +38,7 @@ from typing import Final, cast
 
 from ._abort import AbortSignal, describe_reason
 from ._errors import FixtureProviderError, FixtureProviderErrorCode
-from ._model import CourseModelChunk, CourseModelResponse
+from ._model import CourseModelChunk, CourseModelResponse, CourseModelUsage
 from ._parser import ResponseParser
 from ._source import END, GENERATOR_STEP, PendingStep, SourceFeed
 
@@ -126,13 +126,17 @@ class CourseModelStream:
         request_id: str,
         response_index: int | None,
         records: tuple[object, ...] = (),
+        delays: tuple[int | float, ...] | None = None,
         source: SourceFeed | None = None,
         signal: AbortSignal | None = None,
         outcome: FixtureProviderError | None = None,
+        version: int = 1,
     ) -> None:
         self._response_index = response_index
         # A stream that failed at the call (aborted, exhausted) has no response to parse.
-        self._parser = ResponseParser(request_id, -1 if response_index is None else response_index)
+        self._parser = ResponseParser(
+            request_id, -1 if response_index is None else response_index, version
+        )
         self._records = records
         # How many records were read, from the tuple or the source.
         self._position = 0
@@ -164,6 +168,18 @@ class CourseModelStream:
         So a renderer can open its wire format before the first chunk.
         """
         return self._parser.response_id
+
+    @property
+    def model(self) -> str | None:
+        """The model that answered, from ``response_start`` once it was read (schema
+        version 2; ``None`` before, or when the fixture does not say)."""
+        return self._parser.model
+
+    @property
+    def start_usage(self) -> CourseModelUsage | None:
+        """The usage ``response_start`` reported, once it was read (schema version 2;
+        ``None`` before, or when it has none)."""
+        return self._parser.start_usage
 
     @property
     def _settled(self) -> bool:

@@ -603,6 +603,19 @@ def text_delta(text: str, content_index: int) -> CourseTextDeltaChunk:
     return chunk
 
 
+_THINKING_DELTA = _setters(CourseThinkingDeltaChunk, "text", "content_index", "type")
+
+
+def thinking_delta(text: str, content_index: int) -> CourseThinkingDeltaChunk:
+    """``CourseThinkingDeltaChunk(text, content_index)``, built directly."""
+    set_text, set_index, set_type = _THINKING_DELTA
+    chunk = object.__new__(CourseThinkingDeltaChunk)
+    set_text(chunk, text)
+    set_index(chunk, content_index)
+    set_type(chunk, "thinkingDelta")
+    return chunk
+
+
 def text_block(text: str) -> CourseTextBlock:
     """``CourseTextBlock(text)``, built directly."""
     set_text, set_type = _TEXT_BLOCK

@@ -67,6 +67,7 @@ from ._model import (
     response,
     text_block,
     text_delta,
+    thinking_delta,
     tool_call,
     usage,
 )
@@ -742,6 +743,12 @@ class ResponseParser:
                 content = self._content
                 content.append(text)
                 return text_delta(text, len(content) - 1)
+        elif type(record) is dict and state is _THINKING:
+            # Version 2's commonest: a thinking delta going on with the open block.
+            text = record.get("text")
+            if type(text) is str and len(record) == 2 and record.get("type") == "thinking_delta":
+                self._thinking.texts.append(text)  # type: ignore[union-attr]  # THINKING: open
+                return thinking_delta(text, len(self._content) - 1)
         if state is ParserState.ENDED:
             raise self._after_terminal(record, index)
         if type(record) is not dict:
@@ -954,13 +961,13 @@ class ResponseParser:
         thinking = self._thinking
         if thinking is not None:  # the open block goes on
             thinking.texts.append(text)
-            return CourseThinkingDeltaChunk(text, len(self._content) - 1)
+            return thinking_delta(text, len(self._content) - 1)
         if self._state is _CUT:
             raise self._after_cut("thinking_delta", index)
         self._thinking = thinking = _OpenThinking(text)
         self._content.append(thinking)
         self._enter(ParserState.THINKING)
-        return CourseThinkingDeltaChunk(text, len(self._content) - 1)
+        return thinking_delta(text, len(self._content) - 1)
 
     def _on_signature(self, fields: _Fields, index: int) -> CourseThinkingSignatureChunk:
         thinking = self._thinking

@@ -516,10 +516,12 @@ def _expected(responses: list[script.Response]) -> list[tuple[list[object], obje
                     else Code.PROVIDER_MISSING_TERMINAL
                 )
         if outcome is None:
+            usage = scripted.usage
+            assert type(usage) is tuple
             outcome = (
                 scripted.response_id or f"response-{number:03d}",
                 "toolCall" if seen else "stop",
-                {"inputTokens": scripted.usage[0], "outputTokens": scripted.usage[1]},
+                {"inputTokens": usage[0], "outputTokens": usage[1]},
             )
         outcomes.append((chunks, outcome))
     return outcomes

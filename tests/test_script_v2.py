@@ -7,6 +7,7 @@ import dataclasses
 import itertools
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import pytest
@@ -15,9 +16,14 @@ from hypothesis import strategies as st
 
 from course import CourseModelRequest, FixtureProviderAdapter, FixtureProviderErrorCode, script
 from tests.helpers import replayed, run, stream_one
+from tests.test_plugin import run as run_pytest
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
+
+pytest_plugins = ["pytester"]
+
+README = Path(__file__).resolve().parent.parent / "README.md"
 
 Code = FixtureProviderErrorCode
 
@@ -739,3 +745,26 @@ def test_every_v2_script_is_plain_json_that_construction_accepts(
             assert outcome == Code.PROVIDER_STOP_REASON_MISMATCH
         else:
             assert isinstance(outcome, dict), outcome
+
+
+# -- the README's example ------------------------------------------------------------------------
+
+
+def readme_example(lead: str) -> str:
+    """The first Python block of the README after the paragraph that starts with ``lead``."""
+    text = README.read_text(encoding="utf-8")
+    after = text[text.index(f"\n{lead}") :]
+    start = after.index("```python\n") + len("```python\n")
+    return after[start : after.index("```\n", start)]
+
+
+def test_the_readme_version_2_example_passes(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_version_2=readme_example("**Version 2 in code.**"))
+    result = run_pytest(pytester, "-v", "--strict-markers")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*::test_a_truncated_tool_call_is_never_run PASSED*",
+            "*::test_a_rate_limit_is_retried_after_the_wait_it_asks_for PASSED*",
+        ]
+    )

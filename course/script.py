@@ -290,9 +290,10 @@ class Response:
                 )
         for argument in ("stop", "provider_stop_reason"):
             if getattr(self, argument) is not None and not ends:
+                last = "script.CUT" if type(self.items[-1]) is Cut else "script.error(...)"
                 raise ValueError(
-                    f"response: `{argument}` belongs to the response_end, but the last item, "
-                    f"{self.items[-1]!r}, leaves it out"
+                    f"response: `{argument}` belongs to the response_end, which the last "
+                    f"item, {last}, leaves out"
                 )
         for argument in ("model", "provider_stop_reason"):
             if getattr(self, argument) is not None:

@@ -447,7 +447,7 @@ BAD: list[tuple[Callable[[], object], type[Exception], str]] = [
     (lambda: script.response(stop="toolCall"), ValueError, "`stop`"),
     (lambda: script.response(stop=1), TypeError, "`stop`"),  # type: ignore[arg-type]
     (lambda: script.response("a", script.CUT, stop="length"), ValueError, "`stop`"),
-    (lambda: script.response(script.error("e"), stop="stop"), ValueError, "`stop`"),
+    (lambda: script.response(script.error("e" * 999), stop="stop"), ValueError, "`stop`"),
     (
         lambda: script.response(script.CUT, provider_stop_reason="x"),
         ValueError,

@@ -57,6 +57,7 @@ from . import (
     FixtureProviderAdapter,
     FixtureProviderError,
     FixtureProviderErrorCode,
+    _parser,
 )
 
 __all__ = ["Fault", "variants"]
@@ -88,10 +89,8 @@ _OVERLOADED: Final = {
 }
 _REFUSAL: Final = {"type": "refusal_delta", "text": "I can't help with that."}
 
-_STOP_REASONS: Final = ("stop", "toolCall", "length", "contentFilter", "refusal", "pauseTurn")
-"""The normalized stop reasons of ``SPEC-V2.md``: what ``expected_stop_reason`` may be."""
-
-_MAX_STALL: Final = 3600
+_STOP_REASONS: Final = tuple(_parser.STOP_REASONS.values())
+"""The normalized stop reasons: what ``expected_stop_reason`` may be."""
 
 
 @final
@@ -285,8 +284,6 @@ def variants(
         )
     original: dict[str, object] = copy.deepcopy(fixture)  # type: ignore[arg-type]
     version = cast(int, original["schemaVersion"])
-    if version == 2:  # replayed without its delays, so that judging it never sleeps
-        adapter = FixtureProviderAdapter(_without_delays(original))
     chosen = range(len(responses)) if response_index is None else [response_index]
     settled = _run_apart(lambda: _settled(adapter))
     found = [(index, stop) for index in chosen if (stop := settled[index]) is not None]
@@ -425,7 +422,7 @@ def _check_stall(stall: object) -> None:
             "variants: `stall` must be an int or a float (seconds) or None, got "
             f"{type(stall).__qualname__}"
         )
-    if not 0 <= stall <= _MAX_STALL:  # NaN and the infinities fail it too
+    if not 0 <= stall <= _parser.MAX_DELAY:  # NaN and the infinities fail it too
         shown = repr(stall) if type(stall) is float or abs(stall) < 10**20 else "a long int"
         raise ValueError(f"variants: `stall` must be from 0 to 3,600 seconds, got {shown}")
 
@@ -469,38 +466,14 @@ def _check_fault(
 # -- replaying the original ---------------------------------------------------------------
 
 
-def _without_delays(fixture: dict[str, object]) -> dict[str, object]:
-    """``fixture`` (version 2) with every valid ``delay`` removed, so a replay never waits.
-
-    An invalid delay stays, for the replay to refuse: a response holding one fails on
-    purpose. The records that change are new dicts; the others are shared.
-    """
-    responses = cast("list[dict[str, _Records]]", fixture["responses"])
-    return {
-        "schemaVersion": 2,
-        "responses": [
-            {"records": [_undelayed(record) for record in response["records"]]}
-            for response in responses
-        ],
-    }
-
-
-def _undelayed(record: object) -> object:
-    if type(record) is not dict or "delay" not in record:
-        return record
-    delay = record["delay"]
-    if (type(delay) is not int and type(delay) is not float) or not 0 <= delay <= _MAX_STALL:
-        return record
-    return {key: value for key, value in record.items() if key != "delay"}
-
-
 async def _settled(adapter: FixtureProviderAdapter) -> list[CourseStopReason | None]:
     """The stop reason of each response of a fresh ``adapter`` that settles successfully
-    (``None`` for each that fails), by replaying it."""
+    (``None`` for each that fails), by replaying it: every delay judged, none waited."""
     settled: list[CourseStopReason | None] = []
     for index in range(adapter.pending):
+        stream = adapter.stream(CourseModelRequest(f"faults-{index}"))._without_delays()
         try:
-            response = await adapter.stream(CourseModelRequest(f"faults-{index}")).result()
+            response = await stream.result()
         except FixtureProviderError:
             settled.append(None)
         else:

@@ -59,17 +59,14 @@ __all__ = [
 # The adapter's nesting limit counts from the fixture root; a tool call's arguments
 # object sits inside the record's enclosing containers and the record. Refusing deeper
 # arguments here keeps script's promise that its output is a valid fixture.
-_ARGUMENTS_ENCLOSING: Final = _parser.RECORD_DEPTH + 1
-_MAX_ARGUMENTS_DEPTH: Final = _json.MAX_DEPTH - _ARGUMENTS_ENCLOSING
+_MAX_ARGUMENTS_DEPTH: Final = _json.MAX_DEPTH - _parser.ARGUMENTS_DEPTH
 
 # The adapter's int limit: at most ``MAX_INT_DIGITS`` digits.
 _INT_LIMIT: Final[int] = 10**_json.MAX_INT_DIGITS
 
-_STOP_WORDS: Final = ("stop", "tool_call", "length", "content_filter", "refusal", "pause_turn")
-"""The wire stop reasons of ``SPEC-V2.md``; the first two are version 1's."""
-
-_MAX_DELAY: Final = 3600
-_MAX_RETRY_AFTER: Final = 86400
+_STOP_WORDS: Final = tuple(_parser.STOP_REASONS)
+_MAX_DELAY: Final = _parser.MAX_DELAY
+_MAX_RETRY_AFTER: Final = _parser.MAX_RETRY_AFTER
 _MIN_STATUS, _MAX_STATUS = 400, 599
 
 
@@ -586,25 +583,25 @@ def _usage_record(counts: tuple[int, int] | Usage) -> dict[str, object]:
     return record
 
 
-# Every key each version-1 record type may have; anything else needs version 2.
+# What version 1 accepts, from the one record table: anything else needs version 2.
 _VERSION_1_KEYS: Final = {
-    "response_start": frozenset({"type", "responseId", "role"}),
-    "text_delta": frozenset({"type", "text"}),
-    "tool_call": frozenset({"type", "id", "name", "arguments"}),
-    "response_end": frozenset({"type", "responseId", "stopReason", "usage"}),
-    "transport_error": frozenset({"type", "message", "code"}),
+    name: record_type.views[1].keys
+    for name, record_type in _parser.RECORD_TYPES.items()
+    if record_type.views[1] is not None
 }
-_VERSION_1_USAGE: Final = frozenset({"inputTokens", "outputTokens"})
+_VERSION_1_STOPS: Final = frozenset(_parser.stop_reasons(1))
+_VERSION_1_USAGE: Final = frozenset(_parser.usage_keys(1))
 
 
 def _needs_version_2(records: list[dict[str, object]]) -> bool:
-    """Whether version 1 would refuse one of ``records``: its type, a key, a stop reason."""
+    """Whether version 1 would refuse one of ``records``: its type, a key, a stop reason
+    or a usage detail."""
     for record in records:
         keys = _VERSION_1_KEYS.get(cast(str, record["type"]))
         if keys is None or not keys.issuperset(record):
             return True
         if record["type"] == "response_end" and (
-            record["stopReason"] not in _STOP_WORDS[:2]
+            record["stopReason"] not in _VERSION_1_STOPS
             or not _VERSION_1_USAGE.issuperset(cast("dict[str, int]", record["usage"]))
         ):
             return True
@@ -688,7 +685,7 @@ def _check_fragments(fragments: tuple[str, ...], arguments: dict[str, object]) -
     """The fragments' concatenation must be ``arguments`` as JSON (``""`` is ``{}``)."""
     joined = "".join(fragments)
     try:
-        streamed = _json_text.loads(joined, enclosing=_ARGUMENTS_ENCLOSING) if joined else {}
+        streamed = _json_text.loads(joined, enclosing=_parser.ARGUMENTS_DEPTH) if joined else {}
     except _json_text.JsonSyntaxError as refusal:
         raise ValueError(
             f"call: `fragments` join into text that is not strict JSON: {refusal.message}"

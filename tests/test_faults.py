@@ -134,7 +134,7 @@ def test_an_index_that_is_no_int_is_a_type_error(index: object) -> None:
         faults.variants(load_fixture(ROUNDTRIP_PATH), response_index=index)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("bad", [None, [], {"schemaVersion": 2, "responses": []}])
+@pytest.mark.parametrize("bad", [None, [], {"schemaVersion": 3, "responses": []}])
 def test_an_invalid_fixture_is_the_adapters_error(bad: object) -> None:
     with pytest.raises(FixtureProviderError) as caught:
         faults.variants(bad)

@@ -14,7 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course import CourseModelRequest, FixtureProviderAdapter, FixtureProviderErrorCode, script
+from course import (
+    CourseModelRequest,
+    CourseModelUsage,
+    FixtureProviderAdapter,
+    FixtureProviderErrorCode,
+    script,
+)
 from tests.helpers import replayed, run, stream_one
 from tests.test_plugin import run as run_pytest
 
@@ -626,17 +632,17 @@ def test_the_start_usage_and_model_reach_the_stream() -> None:
         script.response("hi", model="m", start_usage=script.usage(7, 0, cache_read=3))
     )
 
-    async def started() -> tuple[object, object]:
+    async def started() -> tuple[str | None, CourseModelUsage | None]:
         stream = FixtureProviderAdapter(fixture).stream(CourseModelRequest("q"))
         async with stream:
             async for _ in stream:
                 break
-            return stream.model, stream.start_usage  # type: ignore[attr-defined]
+            return stream.model, stream.start_usage
 
     model, start_usage = run(started())
     assert model == "m"
     assert start_usage is not None
-    assert start_usage.to_dict() == {"inputTokens": 7, "outputTokens": 0, "cacheReadTokens": 3}  # type: ignore[attr-defined]
+    assert start_usage.to_dict() == {"inputTokens": 7, "outputTokens": 0, "cacheReadTokens": 3}
 
 
 def test_an_explicit_stop_is_kept_even_where_replay_refuses_it() -> None:
@@ -660,8 +666,8 @@ def test_an_error_with_a_status_reaches_the_error() -> None:
     assert outcome.error is not None
     assert outcome.error.code is Code.PROVIDER_TRANSPORT_ERROR
     assert outcome.error.transport_code == "rate"
-    assert outcome.error.transport_status == 429  # type: ignore[attr-defined]
-    assert outcome.error.transport_retry_after == 2.0  # type: ignore[attr-defined]
+    assert outcome.error.transport_status == 429
+    assert outcome.error.transport_retry_after == 2.0
 
 
 def test_waits_are_delays_the_stream_keeps() -> None:

@@ -380,6 +380,73 @@ def test_fragments_equal_the_arguments_as_json_not_as_python() -> None:
             script.call("f", cast("dict[str, object]", arguments), fragments=[text])
 
 
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=3),
+)
+_OBJECTS = st.dictionaries(
+    st.text(max_size=2),
+    st.recursive(
+        _SCALARS,
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=2), st.dictionaries(st.text(max_size=2), inner, max_size=2)
+        ),
+        max_leaves=5,
+    ),
+    max_size=3,
+)
+
+
+def _retyped(value: object) -> object:
+    """``value`` with every int a float: the same numbers, another JSON."""
+    if type(value) is int:
+        return float(value)
+    if type(value) is dict:
+        return {key: _retyped(item) for key, item in cast("dict[str, object]", value).items()}
+    if type(value) is list:
+        return [_retyped(item) for item in cast("list[object]", value)]
+    return value
+
+
+@settings(max_examples=60)
+@given(_OBJECTS, st.data())
+def test_script_and_the_adapter_agree_on_fragments(
+    arguments: dict[str, object], data: st.DataObject
+) -> None:
+    text = data.draw(
+        st.one_of(
+            st.just(json.dumps(arguments)),
+            st.just(json.dumps(arguments, indent=1, sort_keys=True)),
+            st.just(json.dumps(_retyped(arguments))),
+            st.builds(json.dumps, _OBJECTS),
+            st.text(max_size=6),
+        )
+    )
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=3)))
+    fragments = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    try:
+        script.call("f", arguments, fragments=fragments)
+    except ValueError:
+        accepted = False
+    else:
+        accepted = True
+    call = {
+        "type": "tool_call",
+        "id": "c",
+        "name": "f",
+        "arguments": arguments,
+        "argumentFragments": fragments,
+    }
+    fixture = {"schemaVersion": 2, "responses": [{"records": [START, call, end("tool_call")]}]}
+    outcome = run(replayed(fixture))[0][1]
+    assert accepted == isinstance(outcome, dict), (fragments, outcome)
+    if not accepted:
+        assert outcome == Code.PROVIDER_MALFORMED_EVENT
+
+
 def test_every_value_type_is_frozen() -> None:
     values: list[object] = [
         script.thinking("t"),

@@ -154,7 +154,9 @@ def test_each_version_2_variant_is_the_table_row_it_names() -> None:
     assert codes["r0-overloaded"] == (Code.PROVIDER_TRANSPORT_ERROR, None)
     assert codes["r0-stall-at-3"] == (None, "stop")
     assert codes["r0-no-start"] == (Code.PROVIDER_MISSING_START, None)
-    check_variants(fixture, found)
+    # Replayed without really waiting: the stall variants with a stall of 0.
+    check_variants(fixture, [fault for fault in found if "-stall-at-" not in fault.name])
+    check_variants(fixture, list(faults.variants(fixture, stall=0)))
 
 
 def test_a_version_1_fixture_gives_version_2_variants_only_with_stall() -> None:

@@ -743,7 +743,7 @@ def test_asgi_app_serves_an_adapter_you_built_and_checks_a_fixture_at_once() -> 
     adapter = FixtureProviderAdapter(roundtrip())
     assert asgi_app(adapter).adapter is adapter
     with pytest.raises(FixtureProviderError) as caught:
-        asgi_app({"schemaVersion": 2, "responses": []})
+        asgi_app({"schemaVersion": 3, "responses": []})
     assert caught.value.code is Code.PROVIDER_INVALID_FIXTURE
 
 

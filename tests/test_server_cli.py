@@ -132,7 +132,7 @@ def test_ctrl_c_while_a_client_reads_aborts_its_stream(tmp_path: Path) -> None:
 
 def test_a_file_that_is_not_a_fixture_is_refused_with_its_place(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"schemaVersion": 2, "responses": []}))
+    bad.write_text(json.dumps({"schemaVersion": 3, "responses": []}))
     completed = subprocess.run(
         [sys.executable, "-c", RUNNER, str(bad)],
         cwd=ROOT,

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 
 from .._errors import FixtureProviderError
-from .._json import PlainJson, thaw
+from .._json import PlainJson
 from .._text import one_line, plural
 from ._fixtures import Call, Checked, bundled_fixture, check, play
 from ._output import (
@@ -21,6 +20,9 @@ from ._output import (
     GREEN,
     RED,
     Out,
+    describe_chunk,
+    describe_response,
+    describe_usage,
     print_findings,
 )
 
@@ -30,7 +32,7 @@ HELP = "print every call's chunks and response (the bundled fixture by default)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``[FILE]``, ``--json``."""
+    """``[FILE]``, ``--json``, ``--no-delay``."""
     parser.description = (
         "Replay a fixture, one call per response, printing chunks and responses. A "
         "recording (.sse, or a VCR cassette .yaml/.yml) is imported first."
@@ -39,17 +41,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json", action="store_true", help="JSON lines, with each value's to_dict()"
     )
+    parser.add_argument(
+        "--no-delay",
+        action="store_true",
+        help="judge each record's delay (schema version 2) without waiting for it",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Replay ``args.file``, or the bundled round trip when there is none."""
     if args.file is None:
         with bundled_fixture() as bundled:
-            return replay(bundled, as_json=args.json)
-    return replay(args.file, as_json=args.json)
+            return replay(bundled, as_json=args.json, wait=not args.no_delay)
+    return replay(args.file, as_json=args.json, wait=not args.no_delay)
 
 
-def replay(name: str, *, as_json: bool) -> int:
+def replay(name: str, *, as_json: bool, wait: bool = True) -> int:
     """Replay the fixture or recording ``name``; return the exit status."""
     out = Out(sys.stdout)
     checked = check(name)
@@ -62,7 +69,7 @@ def replay(name: str, *, as_json: bool) -> int:
         return EXIT_NOT_A_FIXTURE
     assert checked.adapter is not None
     count = checked.adapter.pending
-    calls = asyncio.run(play(checked, "request"))
+    calls = asyncio.run(play(checked, "request", wait=wait))
     if not as_json:
         out.line(out.paint(f"replaying {one_line(name)}", BOLD) + f" ({plural(count, 'response')})")
     for call in calls:
@@ -98,22 +105,16 @@ def _print_call(out: Out, checked: Checked, call: Call, *, as_json: bool) -> Non
         + out.paint(f"(request {call.request_id})", DIM)
     )
     for chunk in call.chunks:
-        if chunk.type == "textDelta":
-            detail = json.dumps(chunk.text, ensure_ascii=False)
-        else:
-            arguments = json.dumps(thaw(chunk.arguments), ensure_ascii=False)
-            detail = f"{chunk.id} {chunk.name} {arguments}"
         label = out.pad(chunk.type, 10, CYAN)
-        out.line(f"  chunk     {label} [{chunk.content_index}] {one_line(detail)}")
+        out.line(f"  chunk     {label} [{chunk.content_index}] {describe_chunk(chunk)}")
     response = call.outcome
     if not isinstance(response, FixtureProviderError):
-        usage = response.usage
         blocks = plural(len(response.message.content), "block")
         out.line(
             f"  response  {out.pad(response.stop_reason, 10, GREEN)} "
             f"{one_line(response.response_id)}, message "
             f"{one_line(response.message.id)} ({blocks}), usage "
-            f"{usage.input_tokens} in / {usage.output_tokens} out"
+            f"{describe_usage(response.usage)}{describe_response(response)}"
         )
     else:
         finding = checked.finding(response, "failed")

@@ -24,9 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from course import FixtureProviderAdapter, FixtureProviderError
+from course import FixtureProviderErrorCode
 from course.vendors._server import FixtureApp, FixtureServer, Message, Receive, Scope, Send
 
+from .helpers import replayed, run
 from .vendor_helpers import RECORDINGS
 
 __all__ = [
@@ -35,7 +36,6 @@ __all__ = [
     "IMPORTS_WHOLE_BODIES",
     "OPENAI_KEY",
     "PATHS",
-    "READS_VERSION_2",
     "SECRETS",
     "Reply",
     "Seen",
@@ -43,7 +43,6 @@ __all__ = [
     "events",
     "pieces",
     "recording",
-    "servable",
     "upstream",
 ]
 
@@ -173,19 +172,19 @@ def upstream(*replies: Reply) -> Iterator[tuple[FixtureServer, Upstream]]:
         yield server, app
 
 
-def servable(fixture: dict[str, object]) -> dict[str, object]:
-    """A written fixture as the installed adapter can serve it.
-
-    The recorder writes schema version 2. Until the core reads version 2 (another
-    branch), a written fixture whose records are all version-1 records is served as
-    version 1; once it does, this returns the fixture unchanged.
-    """
-    return fixture if READS_VERSION_2 else {**fixture, "schemaVersion": 1}
-
-
 def read_fixture(path: Path) -> dict[str, object]:
+    """A fixture the recorder wrote, proven a fixture: every response replays, to its
+    end or to the provider's failure it recorded (a transport error, a cut)."""
     data: dict[str, object] = json.loads(path.read_text(encoding="utf-8"))
+    for _, outcome in run(replayed(data)):
+        assert not isinstance(outcome, FixtureProviderErrorCode) or outcome in RECORDED_FAILURES
     return data
+
+
+RECORDED_FAILURES: Final = (
+    FixtureProviderErrorCode.PROVIDER_TRANSPORT_ERROR,
+    FixtureProviderErrorCode.PROVIDER_MISSING_TERMINAL,
+)
 
 
 # -- what the installed importer and core can do (other branches add the rest) -------------
@@ -228,15 +227,3 @@ IMPORTS_CUT_EVENTS: Final = (
     is not None
 )
 """Whether a stream cut inside its last event's data imports as truncated."""
-
-
-def _reads_version_2() -> bool:
-    try:
-        FixtureProviderAdapter({"schemaVersion": 2, "responses": []})
-    except FixtureProviderError:
-        return False
-    return True
-
-
-READS_VERSION_2: Final = _reads_version_2()
-"""Whether the adapter reads schema version 2 (``SPEC-V2.md``)."""

@@ -17,7 +17,6 @@ from course.vendors._server import FixtureServer
 
 from .record_helpers import (
     OPENAI_KEY,
-    READS_VERSION_2,
     Reply,
     Upstream,
     events,
@@ -108,11 +107,6 @@ def test_once_records_a_missing_file(
     assert OPENAI_KEY[:8] not in (pytester.path / "fixtures" / "agent.json").read_text()
 
 
-@pytest.mark.xfail(
-    not READS_VERSION_2,
-    reason="a recorded fixture is version 2, which the adapter reads on the v2 branches",
-    strict=True,
-)
 def test_once_then_replays_the_file_it_recorded(
     pytester: pytest.Pytester, providers: tuple[FixtureServer, Upstream]
 ) -> None:

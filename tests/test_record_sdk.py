@@ -29,13 +29,11 @@ from .record_helpers import (
     IMPORTS_WHOLE_BODIES,
     JSON,
     OPENAI_KEY,
-    READS_VERSION_2,
     Reply,
     events,
     pieces,
     read_fixture,
     recording,
-    servable,
     upstream,
 )
 
@@ -198,7 +196,7 @@ def recorder_to(path: Path, server: FixtureServer) -> FixtureRecorder:
 @contextmanager
 def replayed(path: Path) -> Iterator[FixtureServer]:
     """``serve`` over the fixture the recorder wrote."""
-    with serve(servable(read_fixture(path))) as server:
+    with serve(read_fixture(path)) as server:
         yield server
 
 
@@ -354,11 +352,6 @@ def test_without_retries_the_sdk_raises_the_upstreams_429_through_the_proxy(
     assert "Rate limit reached" in str(raised) or "Slow" in str(raised)
 
 
-@pytest.mark.xfail(
-    not READS_VERSION_2,
-    reason="the adapter reads schema version 2 (status, retryAfter) on the v2 branches",
-    strict=True,
-)
 @pytest.mark.parametrize("format", list(STREAMED))
 def test_a_recorded_429_and_500_replay_to_the_same_retries(tmp_path: Path, format: str) -> None:
     body = recording(format, TOOL_CALLS[format])

@@ -53,12 +53,20 @@ def write(tmp_path: Path, name: str, content: str) -> str:
     return str(path)
 
 
-def cassette(*bodies: str) -> str:
-    """A VCR cassette (as vcrpy writes one) whose responses have these bodies."""
+CHAT_URI = "https://api.openai.com/v1/chat/completions"
+OTHER_URI = "https://tools.example.com/v1/weather"
+
+
+def cassette(*bodies: str | tuple[str, str]) -> str:
+    """A VCR cassette (as vcrpy writes one) whose responses have these bodies, each
+    posted to Chat Completions, or (URI, body) to that URI."""
     interactions = [
         {
-            "request": {"method": "POST", "uri": "https://api.openai.com/v1/chat/completions"},
-            "response": {"status": {"code": 200}, "body": {"string": body}},
+            "request": {"method": "POST", "uri": body[0] if isinstance(body, tuple) else CHAT_URI},
+            "response": {
+                "status": {"code": 200},
+                "body": {"string": body[1] if isinstance(body, tuple) else body},
+            },
         }
         for body in bodies
     ]
@@ -132,7 +140,9 @@ def test_a_cassette_becomes_one_response_per_stream(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(
-        tmp_path, "cassette.yaml", cassette(TEXT_STREAM, '{"not": "a stream"}', ERROR_STREAM)
+        tmp_path,
+        "cassette.yaml",
+        cassette(TEXT_STREAM, (OTHER_URI, '{"not": "a stream"}'), ERROR_STREAM),
     )
     status, rows = run(capsys, "validate", path)
     assert status == EXIT_FAILED
@@ -144,7 +154,7 @@ def test_a_cassette_becomes_one_response_per_stream(
 def test_a_cassette_without_a_stream_is_not_a_fixture(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = write(tmp_path, "empty.yml", cassette('{"not": "a stream"}'))
+    path = write(tmp_path, "empty.yml", cassette((OTHER_URI, '{"not": "a stream"}')))
     status, rows = run(capsys, "validate", path)
     assert status == EXIT_NOT_A_FIXTURE
     assert rows[0].startswith(f"{path}: RECORDING_UNREADABLE ")

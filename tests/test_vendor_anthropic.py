@@ -218,13 +218,57 @@ def test_auto_detects_a_stream_that_opens_with_message_start() -> None:
     assert recording.format == "anthropic"
 
 
-@pytest.mark.parametrize("first", [PING, error_event()], ids=["ping", "error"])
-def test_auto_refuses_a_stream_that_opens_with_ping_or_error(first: Event) -> None:
-    error = refused(stream(first, *text_stream("Hi")), format="auto")
+def test_auto_refuses_a_stream_that_opens_with_an_error() -> None:
+    error = refused(stream(error_event(), *text_stream("Hi")), format="auto")
     assert (error.code, error.event_index, error.line, error.column) == (
         Code.RECORDING_UNKNOWN_FORMAT,
         0,
         2,
+        1,
+    )
+
+
+def test_auto_reads_past_leading_pings_to_the_message_start() -> None:
+    recording = import_recording(stream(PING, PING, *text_stream("Hi")))
+    assert recording.format == "anthropic"
+    assert recording.ignored == {"ping": 2}
+    assert [record["type"] for record in records_of(recording)][:2] == [
+        "response_start",
+        "text_delta",
+    ]
+
+
+def test_the_repository_s_own_recording_that_opens_with_a_ping_is_detected() -> None:
+    # tests/recordings/anthropic/stop_sequence.sse: a comment, a ping, then the start.
+    data = (RECORDINGS / "anthropic" / "stop_sequence.sse").read_bytes()
+    assert import_recording(data) == import_recording(data, format="anthropic")
+
+
+@pytest.mark.parametrize(
+    ("events", "index", "line"),
+    [([PING], 0, 2), ([PING, PING], 0, 2), ([PING, error_event()], 1, 5)],
+    ids=["only-a-ping", "only-pings", "ping-then-error"],
+)
+def test_auto_refuses_pings_that_no_start_follows(
+    events: list[Event], index: int, line: int
+) -> None:
+    error = refused(stream(*events), format="auto")
+    assert (error.code, error.event_index, error.line, error.column) == (
+        Code.RECORDING_UNKNOWN_FORMAT,
+        index,
+        line,
+        1,
+    )
+
+
+def test_auto_refuses_a_ping_before_another_format_s_start() -> None:
+    chat = 'data: {"id": "c1", "object": "chat.completion.chunk", "choices": []}\n\n'
+    error = refused(stream(PING) + chat, format="auto")
+    # The ping is anthropic's, the chunk openai-chat's: no format allows both.
+    assert (error.code, error.event_index, error.line, error.column) == (
+        Code.RECORDING_UNKNOWN_FORMAT,
+        1,
+        4,
         1,
     )
 

@@ -51,7 +51,7 @@ class ToyImporter(StreamImporter):
         elif kind == "text":
             self.text(self.string(data, "text", ()))
         elif kind == "call":
-            self.tool_call("c1", "f", self.string(data, "args", ()), ("args",))
+            self.tool_call("c1", "f", self.string(data, "args", ()), ("args",), 0)
         elif kind == "end":
             usage = self.obj(data, "usage", (), optional=True)
             counts = None
@@ -71,7 +71,11 @@ toy = types.ModuleType("toy")
 toy.FORMAT = "toy"  # type: ignore[attr-defined]
 toy.Importer = ToyImporter  # type: ignore[attr-defined]
 toy.detects = lambda first: first.get("type") == "start"  # type: ignore[attr-defined]
-toy.fits = lambda first: first.get("type") in ("start", "error")  # type: ignore[attr-defined]
+toy.fits = lambda first: first.get("type") in ("start", "error", "ping")  # type: ignore[attr-defined]
+toy.precedes = lambda event: event.get("type") == "ping"  # type: ignore[attr-defined]
+toy.detects_whole = lambda body: body.get("object") == "toy"  # type: ignore[attr-defined]
+toy.fits_whole = lambda body: body.get("object") in ("toy", "toy.error")  # type: ignore[attr-defined]
+toy.read_error_body = lambda body: None  # type: ignore[attr-defined]
 
 
 @pytest.fixture(autouse=True)
@@ -405,7 +409,7 @@ interactions:
 - response:
     body:
       string: !!binary |
-        ZGF0YTogeyJ0eXBlIjogInN0YXJ0In0K
+        ZGF0YTogeyJ0eXBlIjogInN0YXJ0IiwgImlkIjogInJiIn0KCmRhdGE6IHsidHlwZSI6ICJlbmQifQoK
 - response:
     body:
       string: |+
@@ -420,20 +424,30 @@ version: 1
 def test_cassettes_give_one_response_per_stream(tmp_path: Path) -> None:
     path = tmp_path / "cassette.yaml"
     path.write_text(CASSETTE.replace('"text": 7', '"text": "Hi"'))
-    fixture = load_recordings(path)
+    fixture = load_recordings(path, usage=(1, 1))
     responses = cast("list[Any]", fixture["responses"])
-    assert [r["records"][0]["responseId"] for r in responses] == ["r1", "r2"]
+    # The answer of another service is skipped; the base64 body is decoded.
+    assert [r["records"][0]["responseId"] for r in responses] == ["r1", "rb", "r2"]
 
 
 def test_a_failing_stream_in_a_cassette_names_its_interaction(tmp_path: Path) -> None:
     path = tmp_path / "cassette.yml"
     path.write_text(CASSETTE)
     with pytest.raises(RecordingError) as caught:
-        load_recordings(path)
+        load_recordings(path, usage=(1, 1))
     error = caught.value
     assert error.code is Code.RECORDING_MALFORMED_EVENT
     assert error.message.startswith("interaction 3: ")
-    assert (error.source, error.event_index, error.line, error.column) == (str(path), 1, 3, 32)
+    # The position is the cassette's, at the offending value, so an editor jumps there.
+    lines = CASSETTE.splitlines()
+    (line,) = [n for n, text in enumerate(lines, 1) if '"text": 7' in text]
+    column = lines[line - 1].index("7") + 1
+    assert (error.source, error.event_index, error.line, error.column) == (
+        str(path),
+        1,
+        line,
+        column,
+    )
 
 
 @pytest.mark.parametrize(

@@ -92,10 +92,9 @@ def run(args: argparse.Namespace) -> int:
             label = f"{name} ({where})" if where else name
             report.line(f"{one_line(label)}: {summary(recording)}")
         if loaded.skipped:
-            skipped = plural(loaded.skipped, "interaction")
             report.line(
-                f"{one_line(name)}: {plural(len(loaded.recordings), 'model call')}, "
-                f"{skipped} skipped (not model calls)"
+                f"{one_line(name)}: {plural(len(loaded.recordings), 'model call')} imported, "
+                f"{plural(loaded.skipped, 'other interaction')} skipped"
             )
     if status != EXIT_OK:
         return status

@@ -550,14 +550,14 @@ def decode(data: str | bytes, source: str | None) -> str:
 def check_path(path: object) -> str:
     """The file name of a path argument; ``TypeError`` unless it is a ``str`` or an
     ``os.PathLike`` giving one (bytes are refused: decode them with ``os.fsdecode``)."""
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"load_recordings() needs paths, got {type(path).__qualname__}")
-    name = os.fspath(path)
-    if not isinstance(name, str):
+    name = os.fspath(path) if isinstance(path, os.PathLike) else path
+    if isinstance(name, bytes):
         raise TypeError(
             f"load_recordings() needs str paths, got {type(name).__qualname__} "
             "(decode a bytes path with os.fsdecode)"
         )
+    if not isinstance(name, str):
+        raise TypeError(f"load_recordings() needs paths, got {type(path).__qualname__}")
     return name
 
 

@@ -463,7 +463,7 @@ class Importer(StreamImporter):
         if not read:
             raise self.malformed("A chat.completion without a choice", ("choices",))
         choice = read[0]
-        _refuse_unsupported(choice.choice)
+        _refuse_unsupported(choice.choice, "message")
         if len(read) > 1:
             raise Refusal(
                 _Code.RECORDING_UNSUPPORTED,
@@ -590,8 +590,9 @@ def _fragment(call: PlainJson, path: Path) -> _Fragment:
     return _Fragment(index, call_id, name, arguments, function is not None, path)
 
 
-def _refuse_unsupported(choice: _Choice) -> None:
-    """Class 3, second half: the shapes a fixture cannot hold."""
+def _refuse_unsupported(choice: _Choice, content: str = "delta") -> None:
+    """Class 3, second half: the shapes a fixture cannot hold. ``content`` is the key of
+    the choice's content: a stream's ``delta``, a whole answer's ``message``."""
     if choice.choice_index != 0:
         raise Refusal(
             _Code.RECORDING_UNSUPPORTED,
@@ -601,8 +602,8 @@ def _refuse_unsupported(choice: _Choice) -> None:
     if choice.legacy_call:
         raise Refusal(
             _Code.RECORDING_UNSUPPORTED,
-            "A legacy `function_call` delta: only `tool_calls` have a place in a fixture",
-            (*choice.path, "delta", "function_call"),
+            f"A legacy `function_call` {content}: only `tool_calls` have a place in a fixture",
+            (*choice.path, content, "function_call"),
         )
     if choice.finish == "function_call":
         raise Refusal(

@@ -926,6 +926,9 @@ _EXPECTED_RECORDS = {
     "gateway_reasoning.sse": ["response_start", "text_delta", "text_delta", "response_end"],
     "provider_error.sse": ["response_start", "text_delta", "transport_error"],
     "error_before_start.sse": ["transport_error"],
+    "azure.sse": ["response_start", *["text_delta"] * 3, "response_end"],
+    "azure_async_filter.sse": ["response_start", "text_delta", "text_delta", "response_end"],
+    "azure_async_blocked.sse": ["response_start", "text_delta", "text_delta", "transport_error"],
 }
 
 
@@ -965,6 +968,8 @@ _SUCCESSES = [
     "no_usage.sse",
     "gateway_repeated_finish.sse",
     "gateway_reasoning.sse",
+    "azure.sse",
+    "azure_async_filter.sse",
 ]
 
 
@@ -1468,3 +1473,22 @@ def test_a_chat_completion_does_not_fit_the_other_formats() -> None:
 def test_reasoning_beside_a_chat_completion_s_message_is_counted() -> None:
     result = import_recording(body_text(completion({"content": "Hi", "reasoning_content": "Hmm"})))
     assert result.ignored == {"message.reasoning_content": 1}
+
+
+def test_azure_s_filter_chunks_are_counted_and_a_blocked_answer_is_no_success() -> None:
+    assert _import_file(FOLDER / "azure_async_filter.sse").ignored == {
+        "prompt_filter_results": 1,
+        "content_filter_results": 2,
+    }
+    path = FOLDER / "azure_async_blocked.sse"
+    error = _replay_error(path)
+    assert (error.code, error.transport_code) == (
+        FixtureProviderErrorCode.PROVIDER_TRANSPORT_ERROR,
+        "content_filter",
+    )
+    # The SDK's accumulator hands the blocked text over as a completion with no finish.
+    final = _sdk_final(path.read_bytes())
+    assert (final.choices[0].message.content, final.choices[0].finish_reason) == (
+        "The blocked word",
+        None,
+    )

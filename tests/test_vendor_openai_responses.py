@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
+import openai
 import pytest
 
 from course import (
@@ -1759,3 +1760,14 @@ def test_a_response_object_does_not_fit_the_other_formats() -> None:
     for other in ("anthropic", "openai-chat"):
         error = refused(text, format=other)
         assert (error.code, error.line, error.column) == (Code.RECORDING_UNKNOWN_FORMAT, 1, 1)
+
+
+def test_the_live_error_event_fails_in_the_sdk_with_the_words_it_gives_here() -> None:
+    body = (RESPONSES / "error_event_live.sse").read_bytes()
+    with pytest.raises(openai.APIError) as caught:  # the SDK reads the nested `error` too
+        sdk_stream(body)
+    assert records_of(import_recording(body))[-1] == {
+        "type": "transport_error",
+        "message": caught.value.message,
+        "code": caught.value.code,
+    }

@@ -259,6 +259,41 @@ def test_an_error_body_is_read_in_the_named_format_s_shape(tmp_path: Path) -> No
     assert record == {"type": "transport_error", "message": json.dumps(openai_shaped)}
 
 
+def test_an_error_answer_with_no_recorded_uri_is_a_model_call_in_a_provider_s_shape(
+    tmp_path: Path,
+) -> None:
+    provider = json.dumps({"error": {"message": "Overloaded", "code": "overloaded"}})
+    cassette = {
+        "interactions": [
+            {"response": {"status": {"code": 503}, "body": {"string": "<html>busy</html>"}}},
+            {"response": {"status": {"code": 503}, "body": {"string": provider}}},
+        ]
+    }
+    path = tmp_path / "bare.yaml"
+    path.write_text(yaml.dump(cassette))
+    loaded = read_file(str(path), "auto", None)
+    assert [where for where, _ in loaded.recordings] == ["interaction 1"]
+    assert loaded.skipped == 1
+
+
+def test_a_typed_binary_body_that_is_not_base64_is_unreadable(tmp_path: Path) -> None:
+    text = (
+        "interactions:\n"
+        "- request: {method: POST, uri: 'https://api.openai.com/v1/chat/completions'}\n"
+        "  response:\n"
+        "    status: 200\n"
+        "    body: {type: binary, content: 'not base64!'}\n"
+    )
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    error = refused(path)
+    assert (error.code, error.line, error.column) == (
+        Code.RECORDING_UNREADABLE,
+        *position(text, "content: |'not"),
+    )
+    assert "not base64" in error.message
+
+
 def test_an_error_answer_of_another_service_is_skipped(tmp_path: Path) -> None:
     path = write(tmp_path, interaction(WEATHER, "{}", status={"code": 500}), interaction())
     assert read_file(str(path), "auto", None).skipped == 1
@@ -532,13 +567,13 @@ def test_a_body_aliases_repeat_is_imported_once_and_its_response_shared(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     imported: list[str] = []
-    original = _importing.import_text
+    original = _importing._import_answer_text
 
     def counting(text: str, *args: Any, **kwargs: Any) -> Any:
         imported.append(text)
         return original(text, *args, **kwargs)
 
-    monkeypatch.setattr(_importing, "import_text", counting)
+    monkeypatch.setattr(_importing, "_import_answer_text", counting)
     path = tmp_path / "aliases.yaml"
     path.write_text(aliased(STREAM, 99))
     fixture = load_recordings(path)

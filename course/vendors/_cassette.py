@@ -44,6 +44,8 @@ MAX_BODY_VALUES: Final = 1_000_000
 counted: more is refused (an alias bomb)."""
 
 _GZIP_MAGIC: Final = b"\x1f\x8b"
+_NOT_BASE64: Final = b"\x00course: not base64\x00"
+"""The body of a ``binary`` typed body whose content is not base64: unreadable."""
 _MODEL_ROUTES: Final = (
     ("/chat/completions", "openai-chat"),
     ("/responses", "openai-responses"),
@@ -108,6 +110,12 @@ class Answer:
             return body
         if not isinstance(body, str | bytes):
             return self._json(body, source, label)
+        if body is _NOT_BASE64:
+            raise self.error(
+                _Code.RECORDING_UNREADABLE,
+                f"{label}The response body's `binary` content is not base64",
+                source,
+            )
         if isinstance(body, bytes):
             data = body
         elif body.startswith("\x1f\x8b"):  # gzip bytes kept as text, one char a byte
@@ -374,9 +382,9 @@ def _body(
         value = _scalar(cassette, content)
         if kind == "binary" and type(value) is str:
             try:
-                return content, binascii.a2b_base64(value)
+                return content, binascii.a2b_base64("".join(value.split()), strict_mode=True)
             except binascii.Error:
-                return content, value.encode("ascii", "replace")  # refused as not gzip/UTF-8
+                return content, _NOT_BASE64
         return content, value if isinstance(value, str | bytes) else None
     string = _member(body, "string")
     value = _scalar(cassette, string)

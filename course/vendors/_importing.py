@@ -73,7 +73,8 @@ the message."""
 _Code = RecordingErrorCode
 _DONE: Final = "[DONE]"
 _BOM: Final = "\ufeff"
-_JSON_SPACE: Final = " \t\r\n"
+_LEADING_SPACE: Final = re.compile(r"[ \t\r\n]*")
+"""JSON's whitespace, before a body's first character."""
 _LINE_BREAK: Final = re.compile(r"\r\n|\r")
 
 
@@ -170,9 +171,32 @@ def import_text(
 ) -> Recording:
     """One answer's text (decoded, its BOM gone): a JSON body or an event stream.
     ``label`` starts every message (a cassette's ``interaction N: ``)."""
-    if text.lstrip(_JSON_SPACE)[:1] in ("{", "["):
+    try:
+        return _import_answer_text(text, format, usage, source, label)
+    except _NoFormat as error:
+        raise _plain(error) from None
+
+
+def _import_answer_text(
+    text: str, format: str, usage: Usage | None, source: str | None, label: str
+) -> Recording:
+    """``import_text``, whose refusals before a format is told are ``_NoFormat``."""
+    first = _LEADING_SPACE.match(text).end()  # type: ignore[union-attr]
+    if text[first : first + 1] in ("{", "["):
         return _import_body(text, format, usage, source, label)
     return _import_stream(text, format, usage, source, label)
+
+
+def _plain(error: RecordingError) -> RecordingError:
+    """The same refusal as a plain ``RecordingError``."""
+    return RecordingError(
+        error.code,
+        error.message,
+        source=error.source,
+        event_index=error.event_index,
+        line=error.line,
+        column=error.column,
+    )
 
 
 # -- one stream ---------------------------------------------------------------------------
@@ -338,11 +362,11 @@ def _import_body(
 ) -> Recording:
     if "\r" in text:
         text = _LINE_BREAK.sub("\n", text)  # one "\n" per line break keeps every place
-    body = _body_event(text)
     try:
         data = loads(text)
     except JsonSyntaxError:
-        raise _locate(_not_json(text, "The JSON body"), body, source, label, _NoFormat) from None
+        refusal = _not_json(text, "The JSON body")
+        raise _locate(refusal, _body_event(text), source, label, _NoFormat) from None
     module = None
     if type(data) is dict:
         if format == "auto":
@@ -350,7 +374,7 @@ def _import_body(
         elif FORMATS[format].fits_whole(data):
             module = FORMATS[format]
     if module is None:
-        start = len(text) - len(text.lstrip(_JSON_SPACE))
+        start = _LEADING_SPACE.match(text).end()  # type: ignore[union-attr]
         line, column = line_and_column(text, start)
         if format == "auto":
             message = (
@@ -371,7 +395,7 @@ def _import_body(
     try:
         importer.whole(cast(PlainObject, data))
     except Refusal as refusal:
-        raise _locate(refusal, body, source, label) from None
+        raise _locate(refusal, _body_event(text), source, label) from None
     return _recording(module, importer)
 
 
@@ -437,15 +461,13 @@ def _import_answer(
         return None
     status = answer.status or 200
     if status >= 400:
-        if route is None and answer.path is not None:
-            return None  # an error of some other service
         return _error_answer(answer, format, route, source, label)
     if status >= 300 or (status < 200 and answer.status is not None):
         return None  # a redirect or an interim answer: the answer comes in another one
     text: str | None = None
     try:
         text = answer.text(source, label)
-        return import_text(text, format, usage, source, label)
+        return _import_answer_text(text, format, usage, source, label)
     except RecordingError as error:
         if route is None and (text is None or isinstance(error, _NoFormat)):
             return None  # sent to no model route, and no model's answer (nor readable)
@@ -478,10 +500,16 @@ def _in_cassette(
 
 def _error_answer(
     answer: Answer, format: str, route: str | None, source: str, label: str
-) -> Recording:
-    """An HTTP error answer: one ``transport_error`` with the provider's words."""
+) -> Recording | None:
+    """An HTTP error answer: one ``transport_error`` with the provider's words; ``None``
+    for an error of another service (a request to no model route; with no recorded
+    URI, a body in no provider's shape)."""
+    if route is None and answer.path is not None:
+        return None
     text = answer.text(source, label)
     words = _error_words(text, format)
+    if route is None and words is None:
+        return None
     if words is None:
         message, code, kind = shorten(text, ERROR_MESSAGE_CHARS), None, None
     else:

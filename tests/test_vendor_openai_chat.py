@@ -1492,3 +1492,9 @@ def test_azure_s_filter_chunks_are_counted_and_a_blocked_answer_is_no_success() 
         "The blocked word",
         None,
     )
+
+
+def test_a_custom_tool_call_fragment_is_unsupported() -> None:
+    custom = {"index": 0, "id": "call_1", "type": "custom", "custom": {"name": "f", "input": ""}}
+    text_ = OPEN + chunk({"tool_calls": [custom]}) + chunk({}, "tool_calls") + USAGE + DONE
+    assert_refused(text_, Code.RECORDING_UNSUPPORTED, 1, spot(text_, 3, '"type":'))

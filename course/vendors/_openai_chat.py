@@ -136,6 +136,8 @@ class _Fragment(NamedTuple):
     name: str | None
     arguments: str | None
     has_function: bool
+    custom: bool
+    """A custom tool call's fragment (free-form input), which a fixture cannot hold."""
     path: Path
 
 
@@ -472,12 +474,7 @@ class Importer(StreamImporter):
             )
         for call in choice.calls:
             if call.custom:
-                raise Refusal(
-                    _Code.RECORDING_UNSUPPORTED,
-                    "A custom tool call (free-form input) has no place in a fixture: its "
-                    "tool calls take JSON object arguments",
-                    (*call.path, "type"),
-                )
+                raise _custom_tool_call((*call.path, "type"))
         # (5) what its stream would give, in its order
         self.start(response_id)
         self.text(choice.choice.content or "")
@@ -587,7 +584,8 @@ def _fragment(call: PlainJson, path: Path) -> _Fragment:
             if type(given_arguments) is not str:
                 StreamImporter.refuse(function, "arguments", str, function_path)
             arguments = given_arguments
-    return _Fragment(index, call_id, name, arguments, function is not None, path)
+    custom = call.get("type") == "custom" or call.get("custom") is not None
+    return _Fragment(index, call_id, name, arguments, function is not None, custom, path)
 
 
 def _refuse_unsupported(choice: _Choice, content: str = "delta") -> None:
@@ -611,6 +609,18 @@ def _refuse_unsupported(choice: _Choice, content: str = "delta") -> None:
             "The legacy finish reason function_call: only tool calls have a place in a fixture",
             (*choice.path, "finish_reason"),
         )
+    for fragment in choice.fragments:
+        if fragment.custom:
+            raise _custom_tool_call((*fragment.path, "type"))
+
+
+def _custom_tool_call(path: Path) -> Refusal:
+    return Refusal(
+        _Code.RECORDING_UNSUPPORTED,
+        "A custom tool call (free-form input) has no place in a fixture: its tool calls "
+        "take JSON object arguments",
+        path,
+    )
 
 
 # -- rendering ------------------------------------------------------------------------------

@@ -1498,3 +1498,10 @@ def test_a_custom_tool_call_fragment_is_unsupported() -> None:
     custom = {"index": 0, "id": "call_1", "type": "custom", "custom": {"name": "f", "input": ""}}
     text_ = OPEN + chunk({"tool_calls": [custom]}) + chunk({}, "tool_calls") + USAGE + DONE
     assert_refused(text_, Code.RECORDING_UNSUPPORTED, 1, spot(text_, 3, '"type":'))
+
+
+def test_a_whole_tool_call_without_arguments_has_empty_arguments() -> None:
+    # OpenRouter leaves `arguments` out of a call that takes none.
+    bare = {"id": "call_1", "type": "function", "function": {"name": "f"}}
+    body = completion({"tool_calls": [bare]}, "tool_calls")
+    assert records(body_text(body))[1] == tool("call_1", "f", {})

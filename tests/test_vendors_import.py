@@ -764,3 +764,9 @@ def test_a_refusal_inside_a_json_body_points_at_the_value_across_line_endings() 
             3,
             11,
         )
+
+
+def test_a_fixture_given_as_a_recording_is_named_so() -> None:
+    error = refused('{"schemaVersion": 1, "responses": []}')
+    assert (error.code, error.line, error.column) == (Code.RECORDING_UNKNOWN_FORMAT, 1, 1)
+    assert "is a fixture, not a recorded answer" in error.message

@@ -376,7 +376,9 @@ def _import_body(
     if module is None:
         start = _LEADING_SPACE.match(text).end()  # type: ignore[union-attr]
         line, column = line_and_column(text, start)
-        if format == "auto":
+        if type(data) is dict and "schemaVersion" in data and "responses" in data:
+            message = "The JSON body is a fixture, not a recorded answer: replay it as it is"
+        elif format == "auto":
             message = (
                 "Cannot tell the format of the JSON body: expected a chat.completion, a "
                 "Responses `response` object or an Anthropic `message`; name it with format="

@@ -534,7 +534,9 @@ class Importer(StreamImporter):
         function = self.obj(call, "function", path)
         function_path: Path = (*path, "function")
         name = self.identifier(function, "name", function_path)
-        arguments = self.string(function, "arguments", function_path)
+        # Optional, as a stream's fragments are: a gateway leaves it out of a call without
+        # arguments, which is `{}`, as its stream would give.
+        arguments = self.string(function, "arguments", function_path, optional=True) or ""
         return _WholeCall(call_id, name, arguments, False, path)
 
 

@@ -136,7 +136,8 @@ def _rebuild(code: RecordingErrorCode, message: str) -> RecordingError:
 
 @dataclass(frozen=True, slots=True)
 class Recording:
-    """One imported stream: a fixture response and what was left out on purpose."""
+    """One imported answer (a stream, or a non-streamed body): a fixture response and
+    what was left out on purpose."""
 
     format: str
     """The format name: ``openai-chat``, ``openai-responses`` or ``anthropic``."""
@@ -145,7 +146,8 @@ class Recording:
     ignored: Mapping[str, int]
     """Counts of events skipped because a fixture has no place for them (informational)."""
     truncated: bool
-    """True when the input ended before the terminal event and no provider error came."""
+    """True when the input ended before the terminal event (in the middle of its last
+    line, maybe) and no provider error came; never for a non-streamed body."""
 
 
 class Refusal(Exception):

@@ -616,3 +616,29 @@ def test_yaml_data_an_alias_bomb_repeats_is_refused(
     error = refused(path)
     assert error.code is Code.RECORDING_UNREADABLE
     assert "10,000 values" in error.message
+
+
+def test_a_response_aliases_repeat_is_read_once_however_large_its_headers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read: list[object] = []
+    original = _cassette._headers
+
+    def counting(cassette: Any, node: Any) -> Any:
+        read.append(node)
+        return original(cassette, node)
+
+    monkeypatch.setattr(_cassette, "_headers", counting)
+    headers = "{" + ", ".join(f"h{n}: [v]" for n in range(2000)) + "}"
+    text = (
+        "interactions:\n"
+        f"- request: {{method: POST, uri: '{CHAT}'}}\n"
+        f"  response: &r\n    status: {{code: 200}}\n    headers: {headers}\n"
+        f"    body: {{string: {json.dumps(STREAM)}}}\n"
+        + f"- {{request: {{method: POST, uri: '{CHAT}'}}, response: *r}}\n"
+        * 500
+    )
+    path = tmp_path / "headers.yaml"
+    path.write_text(text)
+    assert len(responses(path)) == 501
+    assert len(read) == 1

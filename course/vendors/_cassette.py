@@ -19,10 +19,10 @@ import binascii
 import json
 import math
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeVar
 from urllib.parse import urlsplit
 
 from .._json import MAX_DEPTH
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["MAX_BODY_CHARS", "MAX_BODY_VALUES", "Answer", "is_cassette", "read_cassette"]
 
 _Code = RecordingErrorCode
+_T = TypeVar("_T")
 
 MAX_BODY_CHARS: Final = 256 * 2**20
 """The most characters a body may hold once decoded (gunzipped, or written out as JSON
@@ -272,6 +273,18 @@ class _Cassette:
     json_starts: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
     """For each body written out from YAML data: where each of its values starts in the
     JSON text, and where its node starts in the cassette."""
+    read: dict[tuple[int, object], object] = field(default_factory=dict)
+    """What was read of each node, by reader: an alias repeats a node, read once."""
+
+    def once(
+        self, node: yaml.Node | None, reader: Callable[[_Cassette, yaml.Node | None], _T]
+    ) -> _T:
+        """``reader(self, node)``, computed once per node (so an interaction, a request or
+        a response that YAML aliases repeat costs one reading, however many times)."""
+        key = (id(node), reader)
+        if key not in self.read:
+            self.read[key] = reader(self, node)
+        return self.read[key]  # type: ignore[return-value]
 
 
 # -- reading the file -----------------------------------------------------------------------
@@ -338,19 +351,14 @@ def _answer(cassette: _Cassette, node: yaml.Node, index: int, source: str) -> An
             line=line,
             column=column,
         )
-    request = _member(node, "request")
-    response = _member(node, "response")
-    method = _scalar(cassette, _member(request, "method"))
-    uri = _scalar(cassette, _member(request, "uri"))
-    status_node = _member(response, "status")
-    status = _scalar(cassette, _member(status_node, "code") or status_node)
-    headers = _headers(cassette, _member(response, "headers"))
-    body_node, body = _body(cassette, response)
+    request, response = cassette.once(node, _parts)
+    method, path = cassette.once(request, _request)
+    status, headers, body_node, body = cassette.once(response, _response)
     return Answer(
         index=index,
-        method=method.upper() if type(method) is str else None,
-        path=_path(uri) if type(uri) is str else None,
-        status=status if type(status) is int else None,
+        method=method,
+        path=path,
+        status=status,
         headers=headers,
         body=body,
         key=(id(body_node), id(body)),
@@ -358,6 +366,32 @@ def _answer(cassette: _Cassette, node: yaml.Node, index: int, source: str) -> An
         _node=body_node,
         _at=node.start_mark.index,
     )
+
+
+def _parts(cassette: _Cassette, node: yaml.Node | None) -> tuple[yaml.Node | None, ...]:
+    """An interaction's ``request`` and ``response`` nodes."""
+    return _member(node, "request"), _member(node, "response")
+
+
+def _request(cassette: _Cassette, node: yaml.Node | None) -> tuple[str | None, str | None]:
+    """A request's method (upper case) and the path of its URI."""
+    method = _scalar(cassette, _member(node, "method"))
+    uri = _scalar(cassette, _member(node, "uri"))
+    return (
+        method.upper() if type(method) is str else None,
+        _path(uri) if type(uri) is str else None,
+    )
+
+
+def _response(
+    cassette: _Cassette, node: yaml.Node | None
+) -> tuple[int | None, dict[str, str], yaml.Node | None, str | bytes | yaml.Node | None]:
+    """A response's status, headers, and body (its value's node, and the body)."""
+    status_node = _member(node, "status")
+    status = _scalar(cassette, _member(status_node, "code") or status_node)
+    headers = _headers(cassette, _member(node, "headers"))
+    body_node, body = _body(cassette, node)
+    return status if type(status) is int else None, headers, body_node, body
 
 
 def _body(

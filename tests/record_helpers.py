@@ -31,9 +31,6 @@ from .helpers import replayed, run
 from .vendor_helpers import RECORDINGS
 
 __all__ = [
-    "IMPORTS_CUT_EVENTS",
-    "IMPORTS_ERROR_BODIES",
-    "IMPORTS_WHOLE_BODIES",
     "OPENAI_KEY",
     "PATHS",
     "SECRETS",
@@ -185,45 +182,3 @@ RECORDED_FAILURES: Final = (
     FixtureProviderErrorCode.PROVIDER_TRANSPORT_ERROR,
     FixtureProviderErrorCode.PROVIDER_MISSING_TERMINAL,
 )
-
-
-# -- what the installed importer and core can do (other branches add the rest) -------------
-
-
-def _imports(data: str, format: str) -> list[object] | None:
-    from course import thaw  # noqa: PLC0415
-    from course.vendors import RecordingError, import_recording  # noqa: PLC0415
-
-    try:
-        records = thaw(import_recording(data, format=format).response)["records"]
-    except RecordingError:
-        return None
-    assert isinstance(records, list)
-    return list(records)
-
-
-IMPORTS_WHOLE_BODIES: Final = (
-    _imports(
-        '{"id": "chatcmpl-1", "object": "chat.completion", "choices": [{"index": 0, '
-        '"message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}], '
-        '"usage": {"prompt_tokens": 1, "completion_tokens": 1}}',
-        "openai-chat",
-    )
-    is not None
-)
-"""Whether ``import_recording`` reads a non-streamed body (``SPEC-VENDORS.md``)."""
-
-IMPORTS_ERROR_BODIES: Final = _imports(
-    '{"error": {"message": "m", "type": "t", "code": "c"}}', "openai-chat"
-) == [{"type": "transport_error", "message": "m", "code": "c"}]
-"""Whether ``import_recording`` reads a provider's error body with a named format."""
-
-IMPORTS_CUT_EVENTS: Final = (
-    _imports(
-        'data: {"id": "c", "object": "chat.completion.chunk", "choices": []}\n\n'
-        'data: {"id": "c", "obj',
-        "openai-chat",
-    )
-    is not None
-)
-"""Whether a stream cut inside its last event's data imports as truncated."""

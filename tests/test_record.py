@@ -38,9 +38,6 @@ from .helpers import roundtrip
 from .record_helpers import (
     ANTHROPIC_KEY,
     GOOGLE_KEY,
-    IMPORTS_CUT_EVENTS,
-    IMPORTS_ERROR_BODIES,
-    IMPORTS_WHOLE_BODIES,
     JSON,
     OPENAI_KEY,
     PATHS,
@@ -56,22 +53,6 @@ from .record_helpers import (
 
 STREAM: Final = {"model": "m", "stream": True, "messages": []}
 BEARER: Final = {"authorization": f"Bearer {OPENAI_KEY}"}
-
-needs_error_bodies = pytest.mark.xfail(
-    not IMPORTS_ERROR_BODIES,
-    reason="import_recording reads provider error bodies on the import branch",
-    strict=True,
-)
-needs_whole_bodies = pytest.mark.xfail(
-    not IMPORTS_WHOLE_BODIES,
-    reason="import_recording reads non-streamed bodies on the import branch",
-    strict=True,
-)
-needs_cut_events = pytest.mark.xfail(
-    not IMPORTS_CUT_EVENTS,
-    reason="import_recording reads a stream cut inside an event on the import branch",
-    strict=True,
-)
 
 
 def recorder(path: Path, server: FixtureServer, *, timing: bool = False) -> FixtureRecorder:
@@ -488,7 +469,6 @@ PROVIDER_ERRORS: Final = [
 ]
 
 
-@needs_error_bodies
 def test_a_providers_error_body_gives_its_code_and_message(tmp_path: Path) -> None:
     replies = [error_reply(s, body, (b"retry-after", b"7")) for _, s, body, _, _ in PROVIDER_ERRORS]
     with upstream(*replies) as (server, _), recorder(tmp_path / "f.json", server) as proxy:
@@ -502,7 +482,6 @@ def test_a_providers_error_body_gives_its_code_and_message(tmp_path: Path) -> No
         assert (error["status"], error["retryAfter"]) == (status, 7)
 
 
-@needs_whole_bodies
 def test_a_whole_body_is_imported_as_the_non_streamed_answer(tmp_path: Path) -> None:
     with serve(roundtrip()) as served:
         with (
@@ -673,9 +652,7 @@ def test_a_client_that_disconnects_mid_stream_leaves_a_truncated_response(tmp_pa
     assert app.closed.wait(10)
 
 
-@pytest.mark.parametrize(
-    "at", ["between-events", pytest.param("inside-an-event", marks=needs_cut_events)]
-)
+@pytest.mark.parametrize("at", ["between-events", "inside-an-event"])
 def test_an_upstream_that_cuts_the_stream_cuts_the_client_and_leaves_a_truncated_response(
     tmp_path: Path, at: str
 ) -> None:

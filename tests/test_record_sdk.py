@@ -21,12 +21,11 @@ import anthropic
 import openai
 import pytest
 
-from course.vendors import FixtureRecorder, FixtureServer, RecordingError, record, serve
+from course.vendors import FixtureRecorder, FixtureServer, record, serve
 
 from .helpers import roundtrip
 from .record_helpers import (
     ANTHROPIC_KEY,
-    IMPORTS_WHOLE_BODIES,
     JSON,
     OPENAI_KEY,
     Reply,
@@ -259,12 +258,6 @@ def first_response_only() -> dict[str, object]:
     return {**fixture, "responses": fixture["responses"][:1]}  # type: ignore[index]
 
 
-@pytest.mark.xfail(
-    not IMPORTS_WHOLE_BODIES,
-    reason="import_recording reads non-streamed bodies on the import branch",
-    raises=RecordingError,
-    strict=True,
-)
 @pytest.mark.parametrize("format", list(WHOLE))
 def test_a_whole_body_through_the_proxy_is_what_the_client_sees_and_replays_the_same(
     tmp_path: Path, format: str

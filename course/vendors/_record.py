@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 from .._json import JsonValue, PlainJson, thaw
 from .._text import one_line, plural, shorten
 from ._answer import Answer, Ending
-from ._importing import FORMATS, _parse, import_recording
+from ._importing import ERROR_MESSAGE_CHARS, FORMATS, _error_words, _parse, import_recording
 from ._recording import Event, Recording, RecordingError, RecordingErrorCode, Refusal
 from ._redaction import Redactor
 from ._server import _check_address, _running_asyncio_loop, _trio
@@ -64,9 +64,6 @@ MAX_DELAY: Final = 3600
 
 MAX_RETRY_AFTER: Final = 86400
 """The largest ``Retry-After`` kept as ``retryAfter`` (seconds)."""
-
-ERROR_TEXT_LIMIT: Final = 500
-"""How much of an error body that is not the provider's error shape becomes the message."""
 
 EXTRA: Final = "course[record]"
 
@@ -404,22 +401,15 @@ def _decoded(answer: Answer) -> bytes:
 
 
 def _error_record(answer: Answer, data: bytes) -> dict[str, PlainJson]:
-    """An HTTP error answer as one ``transport_error``: the provider's code and message
-    (from its error body), the ``status`` and the ``retryAfter``."""
-    record: dict[str, PlainJson] | None = None
-    try:
-        recording = import_recording(data, format=answer.format, source=answer.label)
-    except RecordingError:
-        pass  # not the format's error shape: the body's text is the message
-    else:
-        records = thaw(recording.response)["records"]
-        if type(records) is list and len(records) == 1:
-            only = records[0]
-            if type(only) is dict and only.get("type") == "transport_error":
-                record = only
-    if record is None:
-        text = data.decode("utf-8", "replace")
-        record = {"type": "transport_error", "message": shorten(text, ERROR_TEXT_LIMIT)}
+    """An HTTP error answer as one ``transport_error``: the provider's code and message,
+    read from its error body as the importer reads a cassette's (a body in no provider's
+    shape: its text, shortened), the ``status`` and the ``retryAfter``."""
+    text = data.decode("utf-8", "replace")
+    words = _error_words(text, answer.format)
+    message, code = (shorten(text, ERROR_MESSAGE_CHARS), None) if words is None else words[:2]
+    record: dict[str, PlainJson] = {"type": "transport_error", "message": message}
+    if code is not None:
+        record["code"] = code
     record["status"] = cast("int", answer.status)
     retry_after = _retry_after(answer.headers)
     if retry_after is not None:
@@ -492,7 +482,7 @@ def _owners(records: list[PlainJson], answer: Answer, data: bytes) -> list[int]:
 
 def _is_whole_body(text: str) -> bool:
     """A JSON body, not SSE: its first non-whitespace character is ``{`` or ``[``."""
-    return text.lstrip().startswith(("{", "["))
+    return text.lstrip(" \t\r\n").startswith(("{", "["))  # the importer's own rule
 
 
 def _event_arrivals(answer: Answer, data: bytes, events: int) -> list[float]:

@@ -6,13 +6,13 @@ import inspect
 import types
 from collections import deque
 from pathlib import PurePath
-from typing import Final
+from typing import Final, TypeAlias
 
 from ._abort import AbortSignal, describe_reason
 from ._errors import FixtureProviderError, FixtureProviderErrorCode, Location
 from ._json import new_memo
 from ._model import CourseModelRequest
-from ._parser import describe, freeze_record
+from ._parser import SCHEMA_VERSIONS, delay_of, describe, freeze_record
 from ._source import SourceFeed, is_async_source
 from ._stream import CourseModelStream
 from ._text import shorten
@@ -22,7 +22,6 @@ __all__ = ["FixtureProviderAdapter"]
 
 Code = FixtureProviderErrorCode
 
-SCHEMA_VERSION: Final = 1
 FIXTURE_KEYS: Final = ("schemaVersion", "responses")
 RESPONSE_KEYS: Final = ("records",)
 
@@ -80,17 +79,22 @@ def _unchecked(value: object) -> str:
     return f"`{type_name(value)}` (not plain JSON)"
 
 
+_Queued: TypeAlias = tuple[int, "tuple[object, ...] | SourceFeed", "tuple[int | float, ...] | None"]
+"""A queued response: its index, its frozen records or source, and for frozen records
+of version 2 the delay before each record (``None``: no record waits)."""
+
+
 class FixtureProviderAdapter:
     """An offline provider: replays a fixture's responses, one per ``stream()`` call.
 
-    Construction checks the fixture's shape (schema version 1, closed keys, plain
+    Construction checks the fixture's shape (schema version 1 or 2, closed keys, plain
     JSON by exact type, no cycles, bounded depth) and copies every array record into
     a read-only snapshot, so later changes to the caller's objects change nothing.
     Any problem is a ``FixtureProviderError`` with code ``PROVIDER_INVALID_FIXTURE``.
     Records are parsed only when their response streams.
     """
 
-    __slots__ = ("_call_count", "_queue")
+    __slots__ = ("_call_count", "_queue", "_version")
 
     def __init__(self, fixture: object) -> None:
         root = Location(())
@@ -101,10 +105,9 @@ class FixtureProviderAdapter:
             )
         fields = _closed_object(fixture, FIXTURE_KEYS, root, "the fixture")
         version = fields["schemaVersion"]
-        if type(version) is not int or version != SCHEMA_VERSION:
+        if type(version) is not int or version not in SCHEMA_VERSIONS:
             raise root.error(
-                f"Expected `schemaVersion` to be the integer {SCHEMA_VERSION}, "
-                f"got {_unchecked(version)}",
+                f"Expected `schemaVersion` to be the integer 1 or 2, got {_unchecked(version)}",
                 "schemaVersion",
             )
         responses = fields["responses"]
@@ -113,14 +116,13 @@ class FixtureProviderAdapter:
                 f"Expected `responses` to be an array, got {_unchecked(responses)}",
                 "responses",
             )
-        self._queue = self._snapshot(responses)
+        self._version: int = version
+        self._queue = self._snapshot(responses, version)
         self._call_count = 0
 
     @staticmethod
-    def _snapshot(
-        responses: list[object],
-    ) -> deque[tuple[int, tuple[object, ...] | SourceFeed]]:
-        queue: deque[tuple[int, tuple[object, ...] | SourceFeed]] = deque()
+    def _snapshot(responses: list[object], version: int) -> deque[_Queued]:
+        queue: deque[_Queued] = deque()
         memo = new_memo()
         sources: set[int] = set()
         for index, response in enumerate(responses):
@@ -129,7 +131,10 @@ class FixtureProviderAdapter:
             records = fields["records"]
             if type(records) is list:
                 frozen = tuple([freeze_record(r, index, at, memo) for at, r in enumerate(records)])
-                queue.append((index, frozen))
+                # Version 2: how long the stream waits before each record, known now
+                # (the records are the adapter's own); ``None`` when it never waits.
+                delays = tuple([delay_of(r) for r in frozen]) if version >= 2 else ()
+                queue.append((index, frozen, delays if any(delays) else None))
             elif is_async_source(records):
                 if id(records) in sources:
                     raise where.error(
@@ -138,7 +143,7 @@ class FixtureProviderAdapter:
                         "records",
                     )
                 sources.add(id(records))
-                queue.append((index, SourceFeed(records, index)))
+                queue.append((index, SourceFeed(records, index), None))
             else:
                 raise where.error(
                     "Expected `records` to be an array (or, in code, an async iterable), "
@@ -195,16 +200,22 @@ class FixtureProviderAdapter:
                 f"Call {self._call_count} found no response left in the fixture",
             )
             return CourseModelStream(request_id=request_id, response_index=None, outcome=error)
-        index, records = self._queue.popleft()
+        index, records, delays = self._queue.popleft()
         if type(records) is tuple:
             return CourseModelStream(
-                request_id=request_id, response_index=index, records=records, signal=signal
+                request_id=request_id,
+                response_index=index,
+                records=records,
+                delays=delays,
+                signal=signal,
+                version=self._version,
             )
         return CourseModelStream(
             request_id=request_id,
             response_index=index,
             source=records,  # type: ignore[arg-type]
             signal=signal,
+            version=self._version,
         )
 
     def __repr__(self) -> str:

@@ -28,11 +28,13 @@ class FixtureProviderErrorCode(enum.StrEnum):
     """The signal was aborted, the stream was closed, or its consuming task was
     cancelled, before its terminal."""
     PROVIDER_UNKNOWN_EVENT = "PROVIDER_UNKNOWN_EVENT"
-    """A record whose ``type`` is a string outside the five record types."""
+    """A record whose ``type`` is a string outside the five record types (ten in
+    schema version 2)."""
     PROVIDER_MALFORMED_EVENT = "PROVIDER_MALFORMED_EVENT"
     """A record that is not an object, lacks a string ``type``, or has a bad payload."""
     PROVIDER_MISSING_START = "PROVIDER_MISSING_START"
-    """A text, tool or end record before ``response_start``."""
+    """A content record (text, tool call; version 2: any) or the end before
+    ``response_start``."""
     PROVIDER_DUPLICATE_START = "PROVIDER_DUPLICATE_START"
     """A second ``response_start``."""
     PROVIDER_DUPLICATE_TOOL_CALL = "PROVIDER_DUPLICATE_TOOL_CALL"
@@ -40,7 +42,11 @@ class FixtureProviderErrorCode(enum.StrEnum):
     PROVIDER_RESPONSE_MISMATCH = "PROVIDER_RESPONSE_MISMATCH"
     """``response_end.responseId`` differs from the start's."""
     PROVIDER_STOP_REASON_MISMATCH = "PROVIDER_STOP_REASON_MISMATCH"
-    """``tool_call`` without tool calls, or ``stop`` with some."""
+    """``tool_call`` without tool calls, or ``stop`` with some; version 2: a
+    ``tool_call_incomplete`` without ``length``, a ``refusal_delta`` without ``refusal``."""
+    PROVIDER_OUT_OF_ORDER = "PROVIDER_OUT_OF_ORDER"
+    """Schema version 2 only: a ``thinking_signature`` not right after a
+    ``thinking_delta``, or content after a ``tool_call_incomplete``."""
     PROVIDER_MISSING_TERMINAL = "PROVIDER_MISSING_TERMINAL"
     """The source ended without ``response_end``."""
     PROVIDER_DUPLICATE_TERMINAL = "PROVIDER_DUPLICATE_TERMINAL"
@@ -60,8 +66,10 @@ class FixtureProviderError(Exception):
     pointer into the fixture, such as ``/responses/0/records/2/usage``. An error of
     ``load_fixture`` also has the 1-based ``line`` and ``column`` in the file (else
     ``None``). A ``PROVIDER_TRANSPORT_ERROR`` carries the record's own ``message`` and
-    ``code`` verbatim as ``transport_message`` and ``transport_code`` (both ``None``
-    for every other code).
+    ``code`` verbatim as ``transport_message`` and ``transport_code``, and (schema
+    version 2) its ``status`` and ``float(retryAfter)`` as ``transport_status`` and
+    ``transport_retry_after``; all four are ``None`` for every other code, and each is
+    ``None`` where the record has no such field.
     """
 
     code: FixtureProviderErrorCode
@@ -73,6 +81,8 @@ class FixtureProviderError(Exception):
     column: int | None
     transport_message: str | None
     transport_code: str | None
+    transport_status: int | None
+    transport_retry_after: float | None
 
     def __init__(
         self,
@@ -94,6 +104,8 @@ class FixtureProviderError(Exception):
         self.column = None
         self.transport_message = None
         self.transport_code = None
+        self.transport_status = None
+        self.transport_retry_after = None
 
     def __str__(self) -> str:
         if self.path is None:
@@ -121,6 +133,8 @@ class FixtureProviderError(Exception):
                 "column": self.column,
                 "transport_message": self.transport_message,
                 "transport_code": self.transport_code,
+                "transport_status": self.transport_status,
+                "transport_retry_after": self.transport_retry_after,
             },
         )
 

@@ -21,29 +21,43 @@ if TYPE_CHECKING:
 __all__ = [
     "CourseAssistantMessage",
     "CourseContentBlock",
+    "CourseIncompleteToolCallBlock",
+    "CourseIncompleteToolCallChunk",
     "CourseModelChunk",
     "CourseModelRequest",
     "CourseModelResponse",
     "CourseModelUsage",
+    "CourseRedactedThinkingBlock",
+    "CourseRedactedThinkingChunk",
+    "CourseRefusalBlock",
+    "CourseRefusalDeltaChunk",
     "CourseStopReason",
     "CourseTextBlock",
     "CourseTextDeltaChunk",
+    "CourseThinkingBlock",
+    "CourseThinkingDeltaChunk",
+    "CourseThinkingSignatureChunk",
     "CourseToolCallBlock",
     "CourseToolCallChunk",
 ]
 
-CourseStopReason: TypeAlias = Literal["stop", "toolCall"]
-"""Why the assistant stopped: a final answer, or tool calls to run."""
+CourseStopReason: TypeAlias = Literal[
+    "stop", "toolCall", "length", "contentFilter", "refusal", "pauseTurn"
+]
+"""Why the assistant stopped: a final answer, tool calls to run, or (schema version 2)
+the token limit, a provider's filter, a refusal, or a turn the provider paused."""
 
 _Memo: TypeAlias = dict[int, PlainJson]
 
 
 def _bounded_repr(value: DataclassInstance) -> str:
-    """``Class(field=..., ...)`` with every field shortened (see ``preview``)."""
+    """``Class(field=..., ...)`` with every field shortened (see ``preview``); an
+    optional field left at ``None`` is not shown, so a version-1 value reads as before."""
     shown = ", ".join(
-        f"{spec.name}={preview(getattr(value, spec.name), 100)}"
+        f"{spec.name}={preview(item, 100)}"
         for spec in fields(value)
         if spec.repr
+        and ((item := getattr(value, spec.name)) is not None or spec.default is not None)
     )
     return f"{type(value).__qualname__}({shown})"
 
@@ -120,6 +134,8 @@ class CourseToolCallChunk:
     arguments: Mapping[str, JsonValue]
     content_index: int
     type: Literal["toolCall"] = field(default="toolCall", kw_only=True)
+    signature: str | None = field(default=None, kw_only=True)
+    """The provider's opaque signature of the call (schema version 2), else ``None``."""
 
     __repr__ = _bounded_repr
 
@@ -127,14 +143,18 @@ class CourseToolCallChunk:
         _frozen_arguments(self)
 
     def to_dict(self) -> dict[str, PlainJson]:
-        """Plain JSON: ``type``, ``id``, ``name``, ``arguments``, ``contentIndex``."""
-        return {
+        """Plain JSON: ``type``, ``id``, ``name``, ``arguments``, ``contentIndex``, and
+        ``signature`` when set."""
+        plain: dict[str, PlainJson] = {
             "type": self.type,
             "id": self.id,
             "name": self.name,
             "arguments": thaw(self.arguments),
             "contentIndex": self.content_index,
         }
+        if self.signature is not None:
+            plain["signature"] = self.signature
+        return plain
 
     def __copy__(self) -> CourseToolCallChunk:
         return self
@@ -143,7 +163,104 @@ class CourseToolCallChunk:
         return self  # immutable all the way down
 
 
-CourseModelChunk: TypeAlias = CourseTextDeltaChunk | CourseToolCallChunk
+@dataclass(frozen=True, slots=True, repr=False)
+class CourseIncompleteToolCallChunk:
+    """A tool call the response was cut inside (schema version 2): its id, its name and
+    the arguments text received, which need not be JSON."""
+
+    id: str
+    name: str
+    arguments_text: str
+    content_index: int
+    type: Literal["incompleteToolCall"] = field(default="incompleteToolCall", kw_only=True)
+
+    __repr__ = _bounded_repr
+
+    def to_dict(self) -> dict[str, PlainJson]:
+        """Plain JSON: ``type``, ``id``, ``name``, ``argumentsText``, ``contentIndex``."""
+        return {
+            "type": self.type,
+            "id": self.id,
+            "name": self.name,
+            "argumentsText": self.arguments_text,
+            "contentIndex": self.content_index,
+        }
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class CourseThinkingDeltaChunk:
+    """A piece of the model's thinking, streamed as it arrives (schema version 2)."""
+
+    text: str
+    content_index: int
+    type: Literal["thinkingDelta"] = field(default="thinkingDelta", kw_only=True)
+
+    __repr__ = _bounded_repr
+
+    def to_dict(self) -> dict[str, PlainJson]:
+        """Plain JSON: ``type``, ``text``, ``contentIndex``."""
+        return {"type": self.type, "text": self.text, "contentIndex": self.content_index}
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class CourseThinkingSignatureChunk:
+    """The opaque signature that signs and closes a thinking block (schema version 2);
+    ``content_index`` is the block it signs."""
+
+    signature: str
+    content_index: int
+    type: Literal["thinkingSignature"] = field(default="thinkingSignature", kw_only=True)
+
+    __repr__ = _bounded_repr
+
+    def to_dict(self) -> dict[str, PlainJson]:
+        """Plain JSON: ``type``, ``signature``, ``contentIndex``."""
+        return {
+            "type": self.type,
+            "signature": self.signature,
+            "contentIndex": self.content_index,
+        }
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class CourseRedactedThinkingChunk:
+    """Thinking the provider sent encrypted, as opaque ``data`` (schema version 2)."""
+
+    data: str
+    content_index: int
+    type: Literal["redactedThinking"] = field(default="redactedThinking", kw_only=True)
+
+    __repr__ = _bounded_repr
+
+    def to_dict(self) -> dict[str, PlainJson]:
+        """Plain JSON: ``type``, ``data``, ``contentIndex``."""
+        return {"type": self.type, "data": self.data, "contentIndex": self.content_index}
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class CourseRefusalDeltaChunk:
+    """A piece of the model's refusal text, streamed as it arrives (schema version 2)."""
+
+    text: str
+    content_index: int
+    type: Literal["refusalDelta"] = field(default="refusalDelta", kw_only=True)
+
+    __repr__ = _bounded_repr
+
+    def to_dict(self) -> dict[str, PlainJson]:
+        """Plain JSON: ``type``, ``text``, ``contentIndex``."""
+        return {"type": self.type, "text": self.text, "contentIndex": self.content_index}
+
+
+CourseModelChunk: TypeAlias = (
+    CourseTextDeltaChunk
+    | CourseToolCallChunk
+    | CourseIncompleteToolCallChunk
+    | CourseThinkingDeltaChunk
+    | CourseThinkingSignatureChunk
+    | CourseRedactedThinkingChunk
+    | CourseRefusalDeltaChunk
+)
 """What a stream yields while a response is under way."""
 
 
@@ -176,6 +293,8 @@ class CourseToolCallBlock:
     name: str
     arguments: Mapping[str, JsonValue]
     type: Literal["toolCall"] = field(default="toolCall", kw_only=True)
+    signature: str | None = field(default=None, kw_only=True)
+    """The provider's opaque signature of the call (schema version 2), else ``None``."""
 
     __repr__ = _bounded_repr
 
@@ -183,17 +302,20 @@ class CourseToolCallBlock:
         _frozen_arguments(self)
 
     def to_dict(self) -> dict[str, PlainJson]:
-        """Plain JSON: ``type``, ``id``, ``name``, ``arguments``."""
+        """Plain JSON: ``type``, ``id``, ``name``, ``arguments``, and ``signature`` when set."""
         return self._to_dict({})
 
     def _to_dict(self, memo: _Memo) -> dict[str, PlainJson]:
         # One memo for a whole message, so arguments that share stay shared.
-        return {
+        plain: dict[str, PlainJson] = {
             "type": self.type,
             "id": self.id,
             "name": self.name,
             "arguments": thaw_shared(self.arguments, memo),
         }
+        if self.signature is not None:
+            plain["signature"] = self.signature
+        return plain
 
     def __copy__(self) -> CourseToolCallBlock:
         return self
@@ -202,7 +324,95 @@ class CourseToolCallBlock:
         return self  # immutable all the way down
 
 
-CourseContentBlock: TypeAlias = CourseTextBlock | CourseToolCallBlock
+@dataclass(frozen=True, slots=True, repr=False)
+class CourseIncompleteToolCallBlock:
+    """A tool call the response was cut inside (schema version 2): ``arguments_text`` is
+    its fragments joined, which need not be JSON."""
+
+    id: str
+    name: str
+    arguments_text: str
+    type: Literal["incompleteToolCall"] = field(default="incompleteToolCall", kw_only=True)
+
+    __repr__ = _bounded_repr
+
+    def to_dict(self) -> dict[str, PlainJson]:
+        """Plain JSON: ``type``, ``id``, ``name``, ``argumentsText``."""
+        return {
+            "type": self.type,
+            "id": self.id,
+            "name": self.name,
+            "argumentsText": self.arguments_text,
+        }
+
+    def _to_dict(self, memo: _Memo) -> dict[str, PlainJson]:
+        return self.to_dict()
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class CourseThinkingBlock:
+    """The model's thinking (schema version 2): consecutive thinking deltas joined, and
+    the signature that closed them, if any (to send back on the next turn)."""
+
+    text: str
+    signature: str | None = None
+    type: Literal["thinking"] = field(default="thinking", kw_only=True)
+
+    __repr__ = _bounded_repr
+
+    def to_dict(self) -> dict[str, PlainJson]:
+        """Plain JSON: ``type``, ``text``, and ``signature`` when set."""
+        plain: dict[str, PlainJson] = {"type": self.type, "text": self.text}
+        if self.signature is not None:
+            plain["signature"] = self.signature
+        return plain
+
+    def _to_dict(self, memo: _Memo) -> dict[str, PlainJson]:
+        return self.to_dict()
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class CourseRedactedThinkingBlock:
+    """Thinking the provider sent encrypted, as opaque ``data`` (schema version 2)."""
+
+    data: str
+    type: Literal["redactedThinking"] = field(default="redactedThinking", kw_only=True)
+
+    __repr__ = _bounded_repr
+
+    def to_dict(self) -> dict[str, PlainJson]:
+        """Plain JSON: ``type``, ``data``."""
+        return {"type": self.type, "data": self.data}
+
+    def _to_dict(self, memo: _Memo) -> dict[str, PlainJson]:
+        return self.to_dict()
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class CourseRefusalBlock:
+    """Refusal text in a finished message (schema version 2): one per refusal delta."""
+
+    text: str
+    type: Literal["refusal"] = field(default="refusal", kw_only=True)
+
+    __repr__ = _bounded_repr
+
+    def to_dict(self) -> dict[str, PlainJson]:
+        """Plain JSON: ``type``, ``text``."""
+        return {"type": self.type, "text": self.text}
+
+    def _to_dict(self, memo: _Memo) -> dict[str, PlainJson]:
+        return self.to_dict()
+
+
+CourseContentBlock: TypeAlias = (
+    CourseTextBlock
+    | CourseToolCallBlock
+    | CourseIncompleteToolCallBlock
+    | CourseThinkingBlock
+    | CourseRedactedThinkingBlock
+    | CourseRefusalBlock
+)
 """One block of an assistant message's content."""
 
 
@@ -234,16 +444,35 @@ class CourseAssistantMessage:
 
 @dataclass(frozen=True, slots=True, repr=False)
 class CourseModelUsage:
-    """Token counts of one response."""
+    """Token counts of one response.
+
+    ``input_tokens`` is the whole input, cache reads and writes included;
+    ``output_tokens`` the whole output, reasoning included. The details (schema version
+    2) are ``None`` when the fixture does not give them.
+    """
 
     input_tokens: int
     output_tokens: int
+    cache_read_tokens: int | None = field(default=None, kw_only=True)
+    cache_write_tokens: int | None = field(default=None, kw_only=True)
+    reasoning_tokens: int | None = field(default=None, kw_only=True)
 
     __repr__ = _bounded_repr
 
     def to_dict(self) -> dict[str, PlainJson]:
-        """Plain JSON: ``inputTokens``, ``outputTokens``."""
-        return {"inputTokens": self.input_tokens, "outputTokens": self.output_tokens}
+        """Plain JSON: ``inputTokens``, ``outputTokens``, and each of
+        ``cacheReadTokens``, ``cacheWriteTokens``, ``reasoningTokens`` when set."""
+        plain: dict[str, PlainJson] = {
+            "inputTokens": self.input_tokens,
+            "outputTokens": self.output_tokens,
+        }
+        if self.cache_read_tokens is not None:
+            plain["cacheReadTokens"] = self.cache_read_tokens
+        if self.cache_write_tokens is not None:
+            plain["cacheWriteTokens"] = self.cache_write_tokens
+        if self.reasoning_tokens is not None:
+            plain["reasoningTokens"] = self.reasoning_tokens
+        return plain
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -255,18 +484,28 @@ class CourseModelResponse:
     message: CourseAssistantMessage
     stop_reason: CourseStopReason
     usage: CourseModelUsage
+    model: str | None = field(default=None, kw_only=True)
+    """The model that answered, from ``response_start`` (schema version 2), else ``None``."""
+    provider_stop_reason: str | None = field(default=None, kw_only=True)
+    """The provider's own word for the end, verbatim (schema version 2), else ``None``."""
 
     __repr__ = _bounded_repr
 
     def to_dict(self) -> dict[str, PlainJson]:
-        """Plain JSON: ``requestId``, ``responseId``, ``message``, ``stopReason``, ``usage``."""
-        return {
+        """Plain JSON: ``requestId``, ``responseId``, ``message``, ``stopReason``, ``usage``,
+        and ``model``, ``providerStopReason`` when set."""
+        plain: dict[str, PlainJson] = {
             "requestId": self.request_id,
             "responseId": self.response_id,
             "message": self.message._to_dict({}),
             "stopReason": self.stop_reason,
             "usage": self.usage.to_dict(),
         }
+        if self.model is not None:
+            plain["model"] = self.model
+        if self.provider_stop_reason is not None:
+            plain["providerStopReason"] = self.provider_stop_reason
+        return plain
 
 
 # -- building values on the hot path ------------------------------------------------------
@@ -286,8 +525,10 @@ def _setters(cls: type, *names: str) -> tuple[_Setter, ...]:
 
 _TEXT_DELTA = _setters(CourseTextDeltaChunk, "text", "content_index", "type")
 _TEXT_BLOCK = _setters(CourseTextBlock, "text", "type")
-_TOOL_CHUNK = _setters(CourseToolCallChunk, "id", "name", "arguments", "content_index", "type")
-_TOOL_BLOCK = _setters(CourseToolCallBlock, "id", "name", "arguments", "type")
+_TOOL_CHUNK = _setters(
+    CourseToolCallChunk, "id", "name", "arguments", "content_index", "type", "signature"
+)
+_TOOL_BLOCK = _setters(CourseToolCallBlock, "id", "name", "arguments", "type", "signature")
 
 
 def text_delta(text: str, content_index: int) -> CourseTextDeltaChunk:
@@ -310,21 +551,27 @@ def text_block(text: str) -> CourseTextBlock:
 
 
 def tool_call(
-    call_id: str, name: str, arguments: JsonObject, content_index: int
+    call_id: str,
+    name: str,
+    arguments: JsonObject,
+    content_index: int,
+    signature: str | None = None,
 ) -> tuple[CourseToolCallChunk, CourseToolCallBlock]:
     """The chunk and the block of one tool call, built directly (``arguments`` is
     read-only already: there is nothing to freeze)."""
-    set_id, set_name, set_arguments, set_index, set_type = _TOOL_CHUNK
+    set_id, set_name, set_arguments, set_index, set_type, set_signature = _TOOL_CHUNK
     chunk = object.__new__(CourseToolCallChunk)
     set_id(chunk, call_id)
     set_name(chunk, name)
     set_arguments(chunk, arguments)
     set_index(chunk, content_index)
     set_type(chunk, "toolCall")
-    set_id, set_name, set_arguments, set_type = _TOOL_BLOCK
+    set_signature(chunk, signature)
+    set_id, set_name, set_arguments, set_type, set_signature = _TOOL_BLOCK
     block = object.__new__(CourseToolCallBlock)
     set_id(block, call_id)
     set_name(block, name)
     set_arguments(block, arguments)
     set_type(block, "toolCall")
+    set_signature(block, signature)
     return chunk, block

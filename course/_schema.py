@@ -1,10 +1,13 @@
-"""The JSON Schema (draft 2020-12) of fixture format version 1, generated, never written.
+"""The JSON Schema (draft 2020-12) of the fixture format, generated, never written.
 
 Everything in it comes from the definitions the adapter itself enforces: the table of
-record types (``RECORD_TYPES``), which the parser reads records by, the usage aliases
-(``USAGE_ALIASES``), the stop reasons (``STOP_REASONS``), the largest count
-(``MAX_TOKENS``) and the fixture's and a response's closed keys. Change one of those
-and the schema follows, so the two cannot drift. ``course-fixture schema`` prints it.
+record types (``RECORD_TYPES``), which the parser reads records by, each row and field
+with the schema version it arrived in, the usage aliases (``USAGE_ALIASES``,
+``USAGE_DETAIL_ALIASES``), the stop reasons (``STOP_REASONS``), the limits
+(``MAX_TOKENS``, ``MAX_DELAY``, ``MAX_RETRY_AFTER``) and the fixture's and a response's
+closed keys. Change one of those and the schema follows, so the two cannot drift.
+``course-fixture schema`` prints it: by default one schema for both versions, chosen by
+``schemaVersion``; with a version, that version's alone.
 
 A schema describes shape only, so the implication is one-way: every fixture this
 schema rejects, the adapter rejects too (at construction, or when the response
@@ -16,9 +19,19 @@ from __future__ import annotations
 from typing import Final, assert_never
 
 from . import _parser  # ``_parser.RECORD_TYPES``: the table the parser reads, even if replaced
-from ._adapter import FIXTURE_KEYS, RESPONSE_KEYS, SCHEMA_VERSION
+from ._adapter import FIXTURE_KEYS, RESPONSE_KEYS
 from ._json import MAX_DEPTH, PlainJson
-from ._parser import MAX_TOKENS, STOP_REASONS, USAGE_ALIASES, Field, RecordType
+from ._parser import (
+    MAX_DELAY,
+    MAX_RETRY_AFTER,
+    MAX_TOKENS,
+    SCHEMA_VERSIONS,
+    STOP_REASONS,
+    USAGE_ALIASES,
+    USAGE_DETAIL_ALIASES,
+    Field,
+    stop_reasons,
+)
 
 __all__ = ["DIALECT", "fixture_schema"]
 
@@ -34,50 +47,117 @@ _DESCRIPTION: Final = (
     "`response_start` comes first and once; `response_end` comes last, once, with the "
     "start's `responseId`; tool-call ids are unique within a response; the stop reason "
     "agrees with the tool calls (`tool_call` needs one, `stop` allows none); a "
-    "`transport_error` record always fails its response. Nor can it express the adapter's "
-    "exact types (the integer 1 and the counts must be JSON integers, so `1.0` is refused "
-    "although JSON Schema counts it as an integer) or its nesting limit of {depth} "
-    "containers. `course-fixture validate` checks all of it."
+    "`transport_error` record always fails its response.{more} Nor can it express the "
+    "adapter's exact types (the integer {version} and the counts must be JSON integers, "
+    "so `{version}.0` is refused although JSON Schema counts it as an integer) or its "
+    "nesting limit of {depth} containers. `course-fixture validate` checks all of it."
+)
+
+_MORE: Final = {
+    1: "",
+    2: (
+        " Version 2 adds: a `thinking_signature` comes right after a `thinking_delta`; "
+        "nothing but the end or a transport error follows a `tool_call_incomplete`, "
+        "whose end is `length`; a `refusal_delta`'s end is `refusal`; a call's "
+        "`argumentFragments`, joined, are strict JSON equal to its `arguments`; a usage's "
+        "cache reads and writes are at most its input tokens, its reasoning tokens at "
+        "most its output tokens."
+    ),
+}
+
+_BOTH: Final = (
+    "A course fixture, format version 1 or 2: `schemaVersion` chooses which, and the "
+    "fixture must then be valid in that version (`$defs` `v1_*` and `v2_*`). Generated "
+    "from the adapter's own tables. Version 1: {v1} Version 2: {v2}"
 )
 
 _KIND_DESCRIPTIONS: Final = {
     "string": "A string (may be empty).",
     "non-empty string": "A non-empty string.",
     "object": "A JSON object (not null), kept as written.",
+    "fragments": (
+        "The arguments as streamed: a non-empty array of strings (each may be empty) "
+        "whose concatenation is strict JSON equal to `arguments` (empty: `{}`)."
+    ),
+    "string list": (
+        "The arguments received before the cut: an array of strings, need not join into JSON."
+    ),
+    "delay": f"Seconds to wait before the record is judged: a number from 0 to {MAX_DELAY}.",
+    "status": "The HTTP status a provider would answer with: an integer from 400 to 599.",
+    "retry after": (
+        f"The provider's `Retry-After`, in seconds: a number from 0 to {MAX_RETRY_AFTER}."
+    ),
 }
 
 
-def _field_schema(field: Field) -> dict[str, PlainJson]:
-    match field.kind:
-        case "string":
-            return {"type": "string", "description": _KIND_DESCRIPTIONS[field.kind]}
+def _prefix(version: int) -> str:
+    """The prefix of a version's ``$defs`` names in the schema of both versions (a
+    version's schema alone has none)."""
+    return f"v{version}_"
+
+
+def _field_schema(field: Field, version: int, prefix: str) -> dict[str, PlainJson]:
+    kind = field.kind
+    match kind:
+        case "string" | "object":
+            return {"type": kind, "description": _KIND_DESCRIPTIONS[kind]}
         case "non-empty string":
-            return {
-                "type": "string",
-                "minLength": 1,
-                "description": _KIND_DESCRIPTIONS[field.kind],
-            }
-        case "object":
-            return {"type": "object", "description": _KIND_DESCRIPTIONS[field.kind]}
+            return {"type": "string", "minLength": 1, "description": _KIND_DESCRIPTIONS[kind]}
         case "choice":
-            schema: dict[str, PlainJson] = {"enum": list(field.choices)}
-            if field.choices == tuple(STOP_REASONS):
-                becomes = ", ".join(
-                    f"`{wire}` becomes `{course}`" for wire, course in STOP_REASONS.items()
-                )
-                schema["description"] = f"The wire stop reason: {becomes}."
-            return schema
+            return {"enum": list(field.choices)}
+        case "stop reason":
+            becomes = ", ".join(
+                f"`{wire}` becomes `{STOP_REASONS[wire]}`" for wire in stop_reasons(version)
+            )
+            return {
+                "enum": list(stop_reasons(version)),
+                "description": f"The wire stop reason: {becomes}.",
+            }
         case "usage":
-            return {"$ref": "#/$defs/usage"}
+            return {"$ref": f"#/$defs/{prefix}usage"}
+        case "fragments":
+            return {
+                "type": "array",
+                "items": {"type": "string"},
+                "minItems": 1,
+                "description": _KIND_DESCRIPTIONS[kind],
+            }
+        case "string list":
+            return {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": _KIND_DESCRIPTIONS[kind],
+            }
+        case "delay":
+            return _number(MAX_DELAY, kind)
+        case "retry after":
+            return _number(MAX_RETRY_AFTER, kind)
+        case "status":
+            return {
+                "type": "integer",
+                "minimum": 400,
+                "maximum": 599,
+                "description": _KIND_DESCRIPTIONS[kind],
+            }
         case _:  # pragma: no cover
-            assert_never(field.kind)
+            assert_never(kind)
 
 
-def _record_schema(kind: str, record_type: RecordType) -> dict[str, PlainJson]:
-    fields = record_type.fields
+def _number(maximum: int, kind: str) -> dict[str, PlainJson]:
+    return {
+        "type": "number",
+        "minimum": 0,
+        "maximum": maximum,
+        "description": _KIND_DESCRIPTIONS[kind],
+    }
+
+
+def _record_schema(
+    kind: str, fields: tuple[Field, ...], version: int, prefix: str
+) -> dict[str, PlainJson]:
     properties: dict[str, PlainJson] = {"type": {"const": kind}}
     for field in fields:
-        properties[field.name] = _field_schema(field)
+        properties[field.name] = _field_schema(field, version, prefix)
     optional = [field.name for field in fields if not field.required]
     description = f"A `{kind}` record: a closed object."
     if optional:
@@ -92,40 +172,44 @@ def _record_schema(kind: str, record_type: RecordType) -> dict[str, PlainJson]:
     }
 
 
-def _usage_schema() -> dict[str, PlainJson]:
+def _usage_schema(version: int) -> dict[str, PlainJson]:
     count: dict[str, PlainJson] = {"type": "integer", "minimum": 0, "maximum": MAX_TOKENS}
     pairs = "; ".join(f"`{first}` or `{second}`" for first, second in USAGE_ALIASES)
+    details = USAGE_DETAIL_ALIASES if version >= 2 else ()
+    description = (
+        f"Token counts, a closed object holding each count under exactly one alias: "
+        f"{pairs}. Each count is an integer from 0 to {MAX_TOKENS}."
+    )
+    if details:
+        optional = "; ".join(f"`{first}` or `{second}`" for first, second in details)
+        description += (
+            f" Optional details, each under at most one alias: {optional}. The input "
+            "tokens include the cache reads and writes, the output tokens the reasoning."
+        )
+    one_of_each: list[PlainJson] = [
+        {"oneOf": [{"required": [alias]} for alias in aliases]} for aliases in USAGE_ALIASES
+    ]
+    at_most_one_of_each: list[PlainJson] = [
+        {"not": {"required": list(aliases)}} for aliases in details
+    ]
     return {
         "type": "object",
-        "description": (
-            f"Token counts, a closed object holding each count under exactly one alias: "
-            f"{pairs}. Each count is an integer from 0 to {MAX_TOKENS}."
-        ),
-        "properties": {alias: dict(count) for aliases in USAGE_ALIASES for alias in aliases},
+        "description": description,
+        "properties": {
+            alias: dict(count) for aliases in USAGE_ALIASES + details for alias in aliases
+        },
         "additionalProperties": False,
-        "allOf": [
-            {"oneOf": [{"required": [alias]} for alias in aliases]} for aliases in USAGE_ALIASES
-        ],
+        "allOf": one_of_each + at_most_one_of_each,
     }
 
 
-def fixture_schema() -> dict[str, PlainJson]:
-    """The JSON Schema of fixture format version 1, as a fresh plain JSON object."""
-    record_types = list(_parser.RECORD_TYPES)
-    # One entry per closed key; a key added to the adapter without a schema here fails
-    # loudly (KeyError) instead of silently drifting.
-    fixture_properties: dict[str, PlainJson] = {
-        "schemaVersion": {
-            "type": "integer",
-            "const": SCHEMA_VERSION,
-            "description": f"The fixture format version: exactly the integer {SCHEMA_VERSION}.",
-        },
-        "responses": {
-            "type": "array",
-            "description": "The responses, consumed in order, one per call of stream().",
-            "items": {"$ref": "#/$defs/response"},
-        },
-    }
+def _version_defs(version: int, prefix: str) -> dict[str, PlainJson]:
+    """The ``$defs`` of one version: a response, a record, the usage, each record type."""
+    record_types = [
+        (kind, row.fields_at(version))
+        for kind, row in _parser.RECORD_TYPES.items()
+        if row.views[version] is not None
+    ]
     response_properties: dict[str, PlainJson] = {
         "records": {
             "type": "array",
@@ -133,41 +217,110 @@ def fixture_schema() -> dict[str, PlainJson]:
                 "The response's provider records, in the order they stream. (Built in "
                 "code, `records` may also be an async iterable; a file holds an array.)"
             ),
-            "items": {"$ref": "#/$defs/record"},
+            "items": {"$ref": f"#/$defs/{prefix}record"},
         },
     }
     defs: dict[str, PlainJson] = {
-        "response": {
+        f"{prefix}response": {
             "type": "object",
             "description": "One response: a closed object.",
             "properties": {key: response_properties[key] for key in RESPONSE_KEYS},
             "required": list(RESPONSE_KEYS),
             "additionalProperties": False,
         },
-        "record": {
+        f"{prefix}record": {
             "type": "object",
             "description": "A provider record, tagged by `type`.",
-            "properties": {"type": {"enum": list(record_types)}},
+            "properties": {"type": {"enum": [kind for kind, _ in record_types]}},
             "required": ["type"],
             "allOf": [
                 {
                     "if": {"properties": {"type": {"const": kind}}, "required": ["type"]},
-                    "then": {"$ref": f"#/$defs/{kind}"},
+                    "then": {"$ref": f"#/$defs/{prefix}{kind}"},
                 }
-                for kind in record_types
+                for kind, _ in record_types
             ],
         },
-        "usage": _usage_schema(),
+        f"{prefix}usage": _usage_schema(version),
     }
-    for kind, record_type in _parser.RECORD_TYPES.items():
-        defs[kind] = _record_schema(kind, record_type)
+    for kind, fields in record_types:
+        defs[f"{prefix}{kind}"] = _record_schema(kind, fields, version, prefix)
+    return defs
+
+
+def _description(version: int) -> str:
+    return _DESCRIPTION.format(version=version, depth=MAX_DEPTH, more=_MORE[version])
+
+
+def _responses(prefix: str) -> dict[str, PlainJson]:
+    return {
+        "type": "array",
+        "description": "The responses, consumed in order, one per call of stream().",
+        "items": {"$ref": f"#/$defs/{prefix}response"},
+    }
+
+
+def fixture_schema(version: int | None = None) -> dict[str, PlainJson]:
+    """The JSON Schema of the fixture format, as a fresh plain JSON object: of both
+    versions, chosen by ``schemaVersion`` (the default), or of ``version`` alone."""
+    if version is None:
+        return _both_versions()
+    if version not in SCHEMA_VERSIONS:
+        raise ValueError(f"fixture_schema: no schema version {version!r} (known: 1, 2)")
+    # One entry per closed key; a key added to the adapter without a schema here fails
+    # loudly (KeyError) instead of silently drifting.
+    fixture_properties: dict[str, PlainJson] = {
+        "schemaVersion": {
+            "type": "integer",
+            "const": version,
+            "description": f"The fixture format version: exactly the integer {version}.",
+        },
+        "responses": _responses(""),
+    }
     return {
         "$schema": DIALECT,
-        "title": f"course fixture, format version {SCHEMA_VERSION}",
-        "description": _DESCRIPTION.format(version=SCHEMA_VERSION, depth=MAX_DEPTH),
+        "title": f"course fixture, format version {version}",
+        "description": _description(version),
         "type": "object",
         "properties": {key: fixture_properties[key] for key in FIXTURE_KEYS},
         "required": list(FIXTURE_KEYS),
         "additionalProperties": False,
+        "$defs": _version_defs(version, ""),
+    }
+
+
+def _both_versions() -> dict[str, PlainJson]:
+    fixture_properties: dict[str, PlainJson] = {
+        "schemaVersion": {
+            "type": "integer",
+            "enum": list(SCHEMA_VERSIONS),
+            "description": "The fixture format version: exactly the integer 1 or 2.",
+        },
+        "responses": {
+            "type": "array",
+            "description": "The responses, consumed in order, one per call of stream().",
+        },
+    }
+    defs: dict[str, PlainJson] = {}
+    for version in SCHEMA_VERSIONS:
+        defs.update(_version_defs(version, _prefix(version)))
+    return {
+        "$schema": DIALECT,
+        "title": "course fixture, format version 1 or 2",
+        "description": _BOTH.format(v1=_description(1), v2=_description(2)),
+        "type": "object",
+        "properties": {key: fixture_properties[key] for key in FIXTURE_KEYS},
+        "required": list(FIXTURE_KEYS),
+        "additionalProperties": False,
+        "allOf": [
+            {
+                "if": {
+                    "properties": {"schemaVersion": {"const": version}},
+                    "required": ["schemaVersion"],
+                },
+                "then": {"properties": {"responses": _responses(_prefix(version))}},
+            }
+            for version in SCHEMA_VERSIONS
+        ],
         "$defs": defs,
     }

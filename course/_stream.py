@@ -5,10 +5,17 @@ How a stream moves. Each step does one thing, checked in this order:
 1. the signal is aborted: settle as ``PROVIDER_ABORTED``;
 2. 1,000 records were read since the event loop last had a turn: give it one;
 3. array records (``_step_records``): feed the parser until a chunk comes, the
-   records end, or the next turn is due;
-4. an async source (``_step_source``): pull one record. One task at a time does this
-   (the *driver*), in its own frame, exactly as ``async for`` over the source would;
-   other tasks wait for it and look again.
+   records end, or the next turn is due; a record with a ``delay`` (schema version 2)
+   is fed only after a wait (``_wait``);
+4. an async source (``_step_source``): pull one record, then wait for its ``delay``, if
+   it has one. One task at a time does this (the *driver*), in its own frame, exactly
+   as ``async for`` over the source would; other tasks wait for it and look again.
+
+A ``delay``'s wait is a step of its own, shaped like a source's pending step: its task
+is the driver, and whatever interrupts a source's step interrupts it (an abort, a
+close, a cancellation, a timeout, a closed consumer). Array records' delays are known
+at construction, so a response without any costs nothing: the fast path feeds records
+up to ``_barrier``, the next turn or the next delayed record, whichever comes first.
 
 Chunks go straight to the consumer. ``result()`` may drive the response ahead of the
 consumer; the chunks it passes are kept, in order, until the consumer takes them.
@@ -38,8 +45,8 @@ from typing import Final, cast
 
 from ._abort import AbortSignal, describe_reason
 from ._errors import FixtureProviderError, FixtureProviderErrorCode
-from ._model import CourseModelChunk, CourseModelResponse
-from ._parser import ResponseParser
+from ._model import CourseModelChunk, CourseModelResponse, CourseModelUsage
+from ._parser import ResponseParser, delay_of
 from ._source import END, GENERATOR_STEP, PendingStep, SourceFeed
 
 __all__ = ["TURN_EVERY", "CourseModelStream"]
@@ -68,18 +75,27 @@ async def _checkpoint() -> None:
         await sys.modules["trio"].lowlevel.checkpoint()
 
 
-def _asyncio_task() -> asyncio.Task[object]:
-    """The asyncio task running us; ``TypeError`` under another event loop (trio)."""
+_SOURCE_NEEDS_ASYNCIO: Final = (
+    "An async record source needs asyncio: its steps run in an asyncio task so that an "
+    "abort or aclose() can interrupt them. Under trio (or outside any task) stream array "
+    "records instead."
+)
+_DELAY_NEEDS_ASYNCIO: Final = (
+    "A record's non-zero `delay` needs asyncio: the stream waits in an asyncio task so "
+    "that an abort or aclose() can interrupt the wait. Under trio (or outside any task) "
+    "replay a fixture without delays."
+)
+
+
+def _asyncio_task(why: str = _SOURCE_NEEDS_ASYNCIO) -> asyncio.Task[object]:
+    """The asyncio task running us; ``TypeError`` (saying ``why``) under another event
+    loop (trio), or outside any task."""
     try:
         task = _current_task()
     except RuntimeError:  # no running asyncio loop
         task = None
     if task is None:
-        raise TypeError(
-            "An async record source needs asyncio: its steps run in an asyncio task so "
-            "that an abort or aclose() can interrupt them. Under trio (or outside any "
-            "task) stream array records instead."
-        )
+        raise TypeError(why)
     return task
 
 
@@ -105,9 +121,13 @@ class CourseModelStream:
     """
 
     __slots__ = (
+        "_barrier",
         "_consumer",
+        "_delay_at",
+        "_delays",
         "_driver",
         "_interrupting",
+        "_next_delay",
         "_next_turn",
         "_outcome",
         "_parser",
@@ -117,6 +137,7 @@ class CourseModelStream:
         "_response_index",
         "_signal",
         "_source",
+        "_source_waits",
         "_waiters",
     )
 
@@ -126,13 +147,17 @@ class CourseModelStream:
         request_id: str,
         response_index: int | None,
         records: tuple[object, ...] = (),
+        delays: tuple[int | float, ...] | None = None,
         source: SourceFeed | None = None,
         signal: AbortSignal | None = None,
         outcome: FixtureProviderError | None = None,
+        version: int = 1,
     ) -> None:
         self._response_index = response_index
         # A stream that failed at the call (aborted, exhausted) has no response to parse.
-        self._parser = ResponseParser(request_id, -1 if response_index is None else response_index)
+        self._parser = ResponseParser(
+            request_id, -1 if response_index is None else response_index, version
+        )
         self._records = records
         # How many records were read, from the tuple or the source.
         self._position = 0
@@ -143,6 +168,16 @@ class CourseModelStream:
         self._consumer = False
         # The record count at which the event loop's next turn is due.
         self._next_turn = TURN_EVERY
+        # Version 2: each array record's delay, the positions of those that wait, and
+        # the index in ``_delay_at`` of the next one to wait for.
+        self._delays = delays
+        self._delay_at = () if delays is None else tuple(i for i, d in enumerate(delays) if d)
+        self._next_delay = 0
+        # Where the fast path stops: the next turn, or the next record that waits.
+        self._barrier = self._next_turn
+        self._update_barrier()
+        # Whether a source's records are waited for (their delays are read as they come).
+        self._source_waits = source is not None and version >= 2
         self._driver: asyncio.Task[object] | None = None
         # Set once the pending step's driver was cancelled to interrupt it.
         self._interrupting = False
@@ -164,6 +199,42 @@ class CourseModelStream:
         So a renderer can open its wire format before the first chunk.
         """
         return self._parser.response_id
+
+    @property
+    def model(self) -> str | None:
+        """The model that answered, from ``response_start`` once it was read (schema
+        version 2; ``None`` before, or when the fixture does not say)."""
+        return self._parser.model
+
+    @property
+    def start_usage(self) -> CourseModelUsage | None:
+        """The usage ``response_start`` reported, once it was read (schema version 2;
+        ``None`` before, or when it has none)."""
+        return self._parser.start_usage
+
+    def _without_delays(self) -> CourseModelStream:
+        """Internal API for checks that must never sleep (``course-fixture validate``,
+        ``replay --no-delay``, ``course.faults``, ``course.script``, the pytest plugin):
+        judge every record, its ``delay`` included, without waiting. Call it before the
+        first step; returns the stream."""
+        self._delay_at = ()
+        self._source_waits = False
+        self._update_barrier()
+        return self
+
+    async def _until_start(self) -> None:
+        """Internal API for ``course.vendors`` (serve, schema version 2): drive the
+        stream until its ``response_start`` was read (``response_id`` is set) or it
+        settled, so that a renderer can open its wire format before a later ``delay``.
+        Like ``result()``, not a consumer: chunks passed on the way stay queued."""
+        source = self._source
+        while self._outcome is None and self._parser.response_id is None:
+            if source is None:
+                chunk = await self._step_records()
+            else:
+                chunk = await self._step_source(source)
+            if chunk is not None:
+                self._pending.append(chunk)
 
     @property
     def _settled(self) -> bool:
@@ -188,7 +259,7 @@ class CourseModelStream:
         if (
             self._outcome is None
             and self._source is None
-            and self._position < self._next_turn
+            and self._position < self._barrier
             and not self._pending
             and (self._signal is None or not self._signal._aborted)
         ):
@@ -223,7 +294,7 @@ class CourseModelStream:
         while self._outcome is None:
             if (
                 source is None
-                and self._position < self._next_turn
+                and self._position < self._barrier
                 and (signal is None or not signal._aborted)
             ):
                 chunk = self._feed_records()  # as in __anext__: no coroutine per chunk
@@ -273,6 +344,13 @@ class CourseModelStream:
             self._settle(self._aborted_by_signal(signal))
         elif self._position >= self._next_turn:
             await self._turn()
+        elif self._position >= self._barrier:  # the next record waits first
+            delays = self._delays
+            assert delays is not None  # a barrier before the turn is a delayed record
+            if await self._wait(delays[self._position]):
+                self._next_delay += 1
+                self._update_barrier()
+                return self._feed_records()
         else:
             return self._feed_records()
         return None
@@ -282,7 +360,7 @@ class CourseModelStream:
         records = self._records
         parser = self._parser
         position = self._position
-        stop = self._next_turn
+        stop = self._barrier
         if stop > len(records):  # noqa: PLR1730  (a comparison costs less than min())
             stop = len(records)
         try:
@@ -299,8 +377,16 @@ class CourseModelStream:
             self._position = position
         return None
 
+    def _update_barrier(self) -> None:
+        barrier = self._next_turn
+        delay_at, next_delay = self._delay_at, self._next_delay
+        if next_delay < len(delay_at) and delay_at[next_delay] < barrier:
+            barrier = delay_at[next_delay]
+        self._barrier = barrier
+
     async def _turn(self) -> None:
         self._next_turn = self._position + TURN_EVERY
+        self._update_barrier()
         try:
             await _checkpoint()
         except BaseException as exc:
@@ -398,6 +484,10 @@ class CourseModelStream:
         elif self._outcome is None:
             try:
                 if record is not END:
+                    delay = delay_of(record) if self._source_waits else 0
+                    if delay and not await self._wait(delay):
+                        await source.release()  # settled while it waited
+                        return None
                     index = self._position
                     self._position = index + 1
                     return self._parser.feed(record, index)
@@ -408,6 +498,45 @@ class CourseModelStream:
         # Settled: by this step's error, or while the step was pending.
         await source.release()
         return None
+
+    # -- stepping: a delay -----------------------------------------------------------------
+
+    async def _wait(self, delay: float) -> bool:
+        """Wait ``delay`` seconds before the next record is judged, as a step: ``True``
+        once waited, ``False`` to look at the stream again (it settled meanwhile, or
+        another task's step was in flight). Never polls: one timer, raced with the
+        stream's settling as a source's step is."""
+        signal = self._signal
+        if signal is not None and signal._aborted:
+            self._settle(self._aborted_by_signal(signal))
+            return False
+        task = _asyncio_task(_DELAY_NEEDS_ASYNCIO)
+        if self._driver is not None:
+            await self._wait_for_driver()
+            return False
+        cancelling = task.cancelling()
+        self._driver = task
+        self._interrupting = False
+        if signal is not None:
+            signal._subscribe(self._on_abort)
+        interruption: BaseException | None = None
+        try:
+            await asyncio.sleep(delay)
+        except BaseException as exc:  # judged below, once the wait is over
+            interruption = exc
+        self._driver = None
+        if signal is not None:
+            signal._unsubscribe(self._on_abort)
+        if self._interrupting:
+            task.uncancel()  # ours: leave the consumer's task as it was
+        if self._waiters:
+            self._wake_waiters()
+        if interruption is not None and (not self._interrupting or task.cancelling() > cancelling):
+            # The consumer's coroutine was closed, or its task cancelled (a timeout
+            # too): processing stops here.
+            await self._stop_for(interruption)
+            raise interruption
+        return self._outcome is None
 
     async def _stop_for(self, interruption: BaseException) -> None:
         """The consumer was interrupted inside a step: settle, and let the source go.

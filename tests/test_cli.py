@@ -127,7 +127,7 @@ def test_validate_points_at_record_and_usage_errors(
     "case",
     [
         # fixture level: a wrong schema version points at the value
-        ('{"schemaVersion": 2, "responses": []}', "2", "fixture", "/schemaVersion"),
+        ('{"schemaVersion": 3, "responses": []}', "3", "fixture", "/schemaVersion"),
         # fixture level: not an object at all
         ("[1, 2]", "[", "fixture", ""),
         # response level: an unknown key of a response, pointed at the key

@@ -164,7 +164,7 @@ def test_when_the_fixture_itself_is_broken_its_first_error_is_all_there_is(
 def test_a_broken_fixture_frame_after_responses_hides_nothing_that_could_be_trusted(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    content = fixture_text(GOOD, '{"records": {}}', before='"schemaVersion": 2')
+    content = fixture_text(GOOD, '{"records": {}}', before='"schemaVersion": 3')
     status, found = findings(capsys, write(tmp_path, content))
     assert status == EXIT_NOT_A_FIXTURE
     # The version is wrong: what a response means is not known, so none is judged.
@@ -254,7 +254,7 @@ _OUTSIDE_EVERY_RESPONSE = {
     ),
     "NaN in the fixture": (fixture_text(GOOD, before='"schemaVersion": NaN'), "NaN"),
     "unknown key of the fixture": (fixture_text(GOOD, before='"schemaVersion": 1, "x": 1'), '"x"'),
-    "wrong version": (fixture_text(GOOD, before='"schemaVersion": 2'), "2,"),
+    "wrong version": (fixture_text(GOOD, before='"schemaVersion": 3'), "3,"),
 }
 
 

@@ -60,6 +60,16 @@ SPEC_PUBLIC_NAMES = {
     "AbortSignal",
     "load_fixture",
     "thaw",
+    # Schema version 2 (SPEC-V2.md): the new chunk and block types.
+    "CourseIncompleteToolCallChunk",
+    "CourseThinkingDeltaChunk",
+    "CourseThinkingSignatureChunk",
+    "CourseRedactedThinkingChunk",
+    "CourseRefusalDeltaChunk",
+    "CourseIncompleteToolCallBlock",
+    "CourseThinkingBlock",
+    "CourseRedactedThinkingBlock",
+    "CourseRefusalBlock",
 }
 
 SPEC_CODES = {
@@ -78,6 +88,7 @@ SPEC_CODES = {
     "PROVIDER_INVALID_TERMINAL",
     "PROVIDER_TRANSPORT_ERROR",
     "PROVIDER_STREAM_CONSUMED",
+    "PROVIDER_OUT_OF_ORDER",  # schema version 2
 }
 
 # Arguments as the adapter emits them: read-only mappings and tuples all the way down.
@@ -500,8 +511,24 @@ def test_request_defaults_to_empty_messages_and_tools() -> None:
 
 
 def test_stop_reason_and_chunk_aliases_name_the_spec_types() -> None:
-    assert typing.get_args(CourseStopReason) == ("stop", "toolCall")
-    assert set(typing.get_args(CourseModelChunk)) == {CourseTextDeltaChunk, CourseToolCallChunk}
+    # Version 2 (SPEC-V2.md) adds four stop reasons and five chunk types.
+    assert typing.get_args(CourseStopReason) == (
+        "stop",
+        "toolCall",
+        "length",
+        "contentFilter",
+        "refusal",
+        "pauseTurn",
+    )
+    assert set(typing.get_args(CourseModelChunk)) == {
+        CourseTextDeltaChunk,
+        CourseToolCallChunk,
+        course.CourseIncompleteToolCallChunk,
+        course.CourseThinkingDeltaChunk,
+        course.CourseThinkingSignatureChunk,
+        course.CourseRedactedThinkingChunk,
+        course.CourseRefusalDeltaChunk,
+    }
 
 
 # -- the error code ------------------------------------------------------------------------

@@ -108,10 +108,10 @@ class IntSubclass(int):
 
 @pytest.mark.parametrize(
     "version",
-    [True, 1.0, "1", 2, 0, -1, None, [1], {"v": 1}, IntSubclass(1)],
+    [True, 1.0, "1", 3, 2.0, 0, -1, None, [1], {"v": 1}, IntSubclass(1), IntSubclass(2)],
     ids=repr,
 )
-def test_schema_version_must_be_exactly_the_int_1(version: object) -> None:
+def test_schema_version_must_be_exactly_the_int_1_or_2(version: object) -> None:
     error = rejected({"schemaVersion": version, "responses": []})
     assert_location(error, "/schemaVersion")
 

@@ -19,6 +19,7 @@ from course import (
     CourseModelRequest,
     CourseModelStream,
     CourseTextDeltaChunk,
+    CourseToolCallChunk,
     FixtureProviderAdapter,
     FixtureProviderError,
     FixtureProviderErrorCode,
@@ -47,7 +48,12 @@ def request(request_id: str = "req-1") -> CourseModelRequest:
 
 
 def texts(chunks: list[CourseModelChunk]) -> list[str]:
-    return [c.text if isinstance(c, CourseTextDeltaChunk) else f"tool:{c.id}" for c in chunks]
+    return [
+        c.text
+        if isinstance(c, CourseTextDeltaChunk)
+        else (f"tool:{c.id}" if isinstance(c, CourseToolCallChunk) else c.type)
+        for c in chunks
+    ]
 
 
 FIRST_CHUNKS = ["a", "b", "tool:call-1"]

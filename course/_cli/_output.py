@@ -16,8 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Literal, TextIO
 
-from .._json import PlainJson
-from .._text import one_line, plural
+from .._json import PlainJson, thaw
+from .._model import CourseModelChunk, CourseModelResponse, CourseModelUsage
+from .._text import one_line, plural, shorten
 
 __all__ = [
     "BOLD",
@@ -34,6 +35,9 @@ __all__ = [
     "Out",
     "Progress",
     "Status",
+    "describe_chunk",
+    "describe_response",
+    "describe_usage",
     "print_findings",
     "print_summary",
 ]
@@ -162,6 +166,55 @@ class Finding:
             "stopReason": self.stop_reason,
             "chunks": self.chunks,
         }
+
+
+def _quoted(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def describe_chunk(chunk: CourseModelChunk) -> str:
+    """What a chunk carries, on one line: text quoted, a call's id, name and arguments,
+    an opaque signature or data shortened (it is a token, not something to read)."""
+    match chunk.type:
+        case "textDelta" | "thinkingDelta" | "refusalDelta":
+            detail = _quoted(chunk.text)
+        case "toolCall":
+            arguments = json.dumps(thaw(chunk.arguments), ensure_ascii=False)
+            detail = f"{chunk.id} {chunk.name} {arguments}"
+            if chunk.signature is not None:
+                detail += f" (signature {_quoted(shorten(chunk.signature, 40))})"
+        case "incompleteToolCall":
+            detail = f"{chunk.id} {chunk.name} {_quoted(chunk.arguments_text)} (cut short)"
+        case "thinkingSignature":
+            detail = _quoted(shorten(chunk.signature, 40))
+        case "redactedThinking":
+            detail = _quoted(shorten(chunk.data, 40))
+    return one_line(detail)
+
+
+def describe_usage(usage: CourseModelUsage) -> str:
+    """``12 in / 8 out``, and the details a version-2 fixture gives."""
+    text = f"{usage.input_tokens} in / {usage.output_tokens} out"
+    details = [
+        f"{count} {what}"
+        for count, what in (
+            (usage.cache_read_tokens, "cache read"),
+            (usage.cache_write_tokens, "cache write"),
+            (usage.reasoning_tokens, "reasoning"),
+        )
+        if count is not None
+    ]
+    return text + (f" ({', '.join(details)})" if details else "")
+
+
+def describe_response(response: CourseModelResponse) -> str:
+    """The model and the provider's own stop reason, when a version-2 fixture gives them."""
+    said = []
+    if response.model is not None:
+        said.append(f"model {one_line(shorten(response.model))}")
+    if response.provider_stop_reason is not None:
+        said.append(f"provider stop reason {one_line(shorten(response.provider_stop_reason))}")
+    return f", {', '.join(said)}" if said else ""
 
 
 def print_findings(out: Out, findings: list[Finding]) -> None:

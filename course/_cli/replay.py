@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 
 from .._errors import FixtureProviderError
-from .._json import PlainJson, thaw
+from .._json import PlainJson
 from .._text import one_line, plural
 from ._fixtures import Call, Checked, bundled_fixture, check, play
 from ._output import (
@@ -21,6 +20,9 @@ from ._output import (
     GREEN,
     RED,
     Out,
+    describe_chunk,
+    describe_response,
+    describe_usage,
     print_findings,
 )
 
@@ -98,22 +100,16 @@ def _print_call(out: Out, checked: Checked, call: Call, *, as_json: bool) -> Non
         + out.paint(f"(request {call.request_id})", DIM)
     )
     for chunk in call.chunks:
-        if chunk.type == "textDelta":
-            detail = json.dumps(chunk.text, ensure_ascii=False)
-        else:
-            arguments = json.dumps(thaw(chunk.arguments), ensure_ascii=False)
-            detail = f"{chunk.id} {chunk.name} {arguments}"
         label = out.pad(chunk.type, 10, CYAN)
-        out.line(f"  chunk     {label} [{chunk.content_index}] {one_line(detail)}")
+        out.line(f"  chunk     {label} [{chunk.content_index}] {describe_chunk(chunk)}")
     response = call.outcome
     if not isinstance(response, FixtureProviderError):
-        usage = response.usage
         blocks = plural(len(response.message.content), "block")
         out.line(
             f"  response  {out.pad(response.stop_reason, 10, GREEN)} "
             f"{one_line(response.response_id)}, message "
             f"{one_line(response.message.id)} ({blocks}), usage "
-            f"{usage.input_tokens} in / {usage.output_tokens} out"
+            f"{describe_usage(response.usage)}{describe_response(response)}"
         )
     else:
         finding = checked.finding(response, "failed")

@@ -41,6 +41,7 @@ __all__ = [
     "pointer",
     "predict_fixture",
     "predict_response",
+    "unplain",
     "usage_problems",
 ]
 
@@ -76,7 +77,8 @@ class Failed:
     paths: frozenset[str] = frozenset()
     """The JSON pointers, relative to the response's records, the error may name."""
     chunk_times: list[float] = field(default_factory=list)
-    time: float = 0.0
+    time: float | None = 0.0
+    """When the error is settled; ``None`` where the SPEC leaves it open."""
     start: object = None
     transport: object = None
     """For ``PROVIDER_TRANSPORT_ERROR``: message, code, status and retryAfter (a float)."""
@@ -97,6 +99,20 @@ def plain(value: object, depth: int = 1) -> bool:
     if type(value) is float:
         return math.isfinite(value)
     return value is None or type(value) in (str, bool)
+
+
+def unplain(value: object, depth: int, at: Parts = ()) -> Problems:
+    """Where ``value`` (at level ``depth``) is not plain JSON: each value of a wrong type,
+    each object with a key that is not a ``str``, each container past the nesting limit."""
+    if type(value) in (dict, list) and depth > MAX_DEPTH:
+        return [at]
+    if type(value) is dict:
+        if not all(type(k) is str for k in value):
+            return [at]
+        return [p for k, v in value.items() for p in unplain(v, depth + 1, (*at, k))]
+    if type(value) is list:
+        return [p for i, v in enumerate(value) for p in unplain(v, depth + 1, (*at, i))]
+    return [] if plain(value, depth) else [at]
 
 
 def pointer(parts: Parts) -> str:
@@ -579,9 +595,18 @@ def _end(state: _State, i: int, record: dict[str, object]) -> Failed | None:
     return None
 
 
-def predict_response(records: list[object], request_id: str, version: int = 1) -> Prediction:
+def predict_response(
+    records: list[object], request_id: str, version: int = 1, *, source: bool = False
+) -> Prediction:
+    """One response's records; ``source``: they come from an async source, so each is
+    checked as plain JSON as it arrives (not at construction)."""
     state = _State(version, request_id)
     for i, record in enumerate(records):
+        if source and not plain(record, 5):  # a record sits at level 5
+            # The SPEC does not say whether a record that is not plain JSON waits for its
+            # delay first: its time is left open (None).
+            refused = state.failed("INVALID_FIXTURE", i, *unplain(record, 5))
+            return dataclasses.replace(refused, time=None)
         state.time += delay_of(record, version)  # waited before the record is judged
         failure = _judge(state, i, record)
         if failure is not None:
@@ -591,10 +616,14 @@ def predict_response(records: list[object], request_id: str, version: int = 1) -
     return Completed(state.chunks, state.response, state.chunk_times, state.time, state.start)
 
 
-def predict_fixture(fixture: object, request_ids: list[str]) -> list[Prediction] | None:
+def predict_fixture(
+    fixture: object, request_ids: list[str], *, sources: bool = False
+) -> list[Prediction] | None:
     """Each response's prediction, or ``None`` if construction must fail.
 
-    ``request_ids[n]`` is the id of the request that streams response ``n``.
+    ``request_ids[n]`` is the id of the request that streams response ``n``. With
+    ``sources``, each response's records are to be fed through an async source, so
+    construction does not see them.
     """
     if type(fixture) is not dict or set(fixture) != {"schemaVersion", "responses"}:
         return None
@@ -604,9 +633,10 @@ def predict_fixture(fixture: object, request_ids: list[str]) -> list[Prediction]
     for response in responses:
         if type(response) is not dict or set(response) != {"records"}:
             return None
-        if type(response["records"]) is not list or not plain(response["records"], 4):
+        records = response["records"]
+        if type(records) is not list or not (sources or plain(records, 4)):
             return None
     return [
-        predict_response(response["records"], request_id, version)
+        predict_response(response["records"], request_id, version, source=sources)
         for response, request_id in zip(responses, request_ids, strict=False)
     ]

@@ -21,9 +21,11 @@ from .oracle import CONTENT_TYPES, fragments_equal
 
 __all__ = [
     "DELAY_EDGES",
+    "FAMILIES_V2",
     "MAX_TOKENS",
     "RETRY_EDGES",
     "STATUS_EDGES",
+    "V2_ONLY_FAMILIES",
     "V2_STOP_WORDS",
     "V2_TYPES",
     "any_delays",
@@ -36,11 +38,13 @@ __all__ = [
     "mutated_records_v2",
     "no_delays",
     "odd_values",
+    "once_mutated_v2",
     "record_like",
     "record_like_v2",
     "sdk_arguments",
     "strings",
     "usage_v2",
+    "v1_records_with_v2_mutations",
     "valid_fixtures",
     "valid_fixtures_v2",
     "valid_records",
@@ -902,6 +906,11 @@ def set_status(draw: st.DrawFn, records: Records, delays: Delays) -> None:
     record[key] = draw(st.sampled_from(STATUS_EDGES if key == "status" else RETRY_EDGES))
 
 
+def add_transport_error(draw: st.DrawFn, records: Records, delays: Delays) -> None:
+    """A well-formed transport error (status, retryAfter, delay drawn) anywhere."""
+    records.insert(draw(st.integers(0, len(records))), _transport_error_v2(draw, delays))
+
+
 def misplace_signature(draw: st.DrawFn, records: Records, delays: Delays) -> None:
     """A ``thinking_signature`` anywhere: right after a delta (fine) or not (out of order),
     or an existing one moved."""
@@ -910,33 +919,90 @@ def misplace_signature(draw: st.DrawFn, records: Records, delays: Delays) -> Non
         record = records.pop(draw(st.sampled_from(signatures)))
     else:
         record = _simple(draw, "thinking_signature", delays)
-    records.insert(_after_start(draw, records), record)
+    # Right after a thinking delta (in order), right after a signature (a second one),
+    # or anywhere: each as often.
+    where = draw(st.sampled_from(["thinking_delta", "thinking_signature", "anywhere"]))
+    after = [i + 1 for i, r in enumerate(records) if _field(r, "type") == where]
+    if where == "thinking_signature" and not after:  # a signed block to follow
+        at = _after_start(draw, records)
+        records[at:at] = [
+            _simple(draw, "thinking_delta", delays),
+            _simple(draw, "thinking_signature", delays),
+        ]
+        after = [at + 2]
+    if after:
+        records.insert(draw(st.sampled_from(after)), record)
+    else:
+        records.insert(_after_start(draw, records), record)
 
 
 def content_after_incomplete(draw: st.DrawFn, records: Records, delays: Delays) -> None:
     """An incomplete call (its own or one already there), then content after it."""
     at = [i for i, r in enumerate(records) if _field(r, "type") == "tool_call_incomplete"]
-    if not at:
-        where = _after_start(draw, records)
+    if not at:  # mostly just before the end, so that only what comes next is out of order
+        last = max(len(records) - 1, 0)
+        where = draw(st.one_of(st.just(last), st.integers(min(1, last), last)))
         records.insert(where, _incomplete(draw, draw(_NON_EMPTY_IDS), delays))
         at = [where]
-    after = draw(st.integers(at[0] + 1, len(records)))
-    if draw(st.booleans()):  # a call reusing the incomplete call's id: a duplicate first
+    after = at[0] + 1
+    how = draw(st.integers(0, 4))
+    if how == 0:  # a call reusing the incomplete call's id: a duplicate first
         record = _tool_v2(draw, _field(records[at[0]], "id"), delays)  # type: ignore[arg-type]
+    elif how == 1:  # a second start: rule 4 first
+        record = _start_v2(draw, draw(_NON_EMPTY_IDS), delays)
+    elif how == 2:  # a call with an id of its own
+        record = _tool_v2(draw, "call-after-incomplete", delays)
     else:
         record = _content_record(draw, records, delays)
     records.insert(after, record)
 
 
+def sign_incomplete(draw: st.DrawFn, records: Records, delays: Delays) -> None:
+    """A ``signature`` on an incomplete call, which has none (an unknown key)."""
+    calls = _objects(records, "tool_call_incomplete")
+    if not calls:
+        calls = [_incomplete(draw, draw(_NON_EMPTY_IDS), delays)]
+        records.insert(_after_start(draw, records), calls[0])
+    draw(st.sampled_from(calls))["signature"] = draw(_OPAQUE)
+
+
+def empty_opaque(draw: st.DrawFn, records: Records, delays: Delays) -> None:
+    """An empty (or null) signature, data, model or provider word: each must be non-empty."""
+    keys = {
+        "response_start": "model",
+        "tool_call": "signature",
+        "thinking_signature": "signature",
+        "redacted_thinking": "data",
+        "response_end": "providerStopReason",
+    }
+    targets = [r for r in _objects(records) if r.get("type") in keys]
+    if targets:
+        record = draw(st.sampled_from(targets))
+        record[keys[record["type"]]] = draw(st.sampled_from(["", "", None]))  # type: ignore[index]
+
+
 def add_incomplete(draw: st.DrawFn, records: Records, delays: Delays) -> None:
     """An incomplete call anywhere after the start, often with an id already used."""
-    ids = [r.get("id") for r in _objects(records) if type(r.get("id")) is str and r.get("id")]
-    call_id = draw(st.one_of(st.sampled_from(ids), _NON_EMPTY_IDS) if ids else _NON_EMPTY_IDS)
-    records.insert(_after_start(draw, records), _incomplete(draw, call_id, delays))  # type: ignore[arg-type]
+    calls = [
+        i
+        for i, r in enumerate(records)
+        if _field(r, "type") == "tool_call" and type(_field(r, "id")) is str and _field(r, "id")
+    ]
+    if draw(st.booleans()) and calls:  # after a call, with its id
+        at = draw(st.sampled_from(calls))
+        call_id: str = records[at]["id"]  # type: ignore[index]
+        records.insert(draw(st.integers(at + 1, len(records))), _incomplete(draw, call_id, delays))
+    else:
+        call_id = draw(_NON_EMPTY_IDS)
+        records.insert(_after_start(draw, records), _incomplete(draw, call_id, delays))
 
 
 def add_refusal(draw: st.DrawFn, records: Records, delays: Delays) -> None:
+    """A refusal anywhere; sometimes its end has another id too (that mismatch wins)."""
     records.insert(_after_start(draw, records), _simple(draw, "refusal_delta", delays))
+    ends = _objects(records, "response_end")
+    if ends and draw(st.integers(0, 2)) == 0:
+        draw(st.sampled_from(ends))["responseId"] = draw(st.sampled_from(["r-2", "", "other"]))
 
 
 def set_stop_word(draw: st.DrawFn, records: Records, delays: Delays) -> None:
@@ -1019,7 +1085,8 @@ def _number_twin(draw: st.DrawFn, number: object) -> object:
     if type(number) is bool:
         return int(number)
     if type(number) is int:
-        return draw(st.sampled_from([float(number) if abs(number) < 2**1000 else 0.5, number + 1]))
+        nearby = number - 1 if number > 0 else number + 1  # as many digits, or fewer
+        return draw(st.sampled_from([float(number) if abs(number) < 2**1000 else 0.5, nearby]))
     assert type(number) is float
     if number.is_integer() and abs(number) < 2**63:
         return int(number)
@@ -1037,6 +1104,9 @@ def skew_fragments(draw: st.DrawFn, records: Records, delays: Delays) -> None:
     how = draw(st.integers(0, 9))
     fragments: object
     numbers = _numbers(args)
+    if how == 0 and not numbers and type(args) is dict:  # a number to skew
+        args = call["arguments"] = {**args, "n": draw(st.sampled_from([1, 0, -0.0, 2.0, True]))}
+        numbers = _numbers(args)
     if how == 0 and numbers:  # int against float, a bool against an int, one ulp away
         path = draw(st.sampled_from(numbers))
         fragments = fragments_of(
@@ -1131,13 +1201,14 @@ def retype_v2_field(draw: st.DrawFn, records: Records, delays: Delays) -> None:
 # Drawn by family, as for version 1; the version-1 mutations apply to these records too.
 _FAMILIES_V2: tuple[tuple[MutationV2, ...], ...] = (
     (set_delay,),
-    (set_status,),
-    (misplace_signature,),
-    (content_after_incomplete, add_incomplete),
+    (set_status, add_transport_error),
+    (misplace_signature, misplace_signature, sign_incomplete),
+    (content_after_incomplete,),
+    (add_incomplete,),
     (add_refusal, set_stop_word),
     (break_sums,),
     (skew_fragments,),
-    (retype_v2_field,),
+    (retype_v2_field, empty_opaque),
 )
 
 
@@ -1175,6 +1246,35 @@ def mutated_records_v2(
     families = draw(st.sampled_from([_FAMILIES_V2, _V1_FAMILIES_FOR_V2, _FAMILIES_V2]))
     for _ in range(draw(st.one_of(st.just(1), st.integers(1, max_mutations)))):
         draw(st.sampled_from(draw(st.sampled_from(families))))(draw, records, delays)
+    return records
+
+
+FAMILIES_V2 = len(_FAMILIES_V2) + len(_V1_FAMILIES_FOR_V2)
+"""How many mutation families ``mutated_records_v2`` draws from (``once_mutated_v2``);
+the first ``V2_ONLY_FAMILIES`` are version 2's own."""
+V2_ONLY_FAMILIES = len(_FAMILIES_V2)
+
+
+@st.composite
+def once_mutated_v2(draw: st.DrawFn, family: int, delays: Delays = zero_delays) -> Records:
+    """Valid version-2 records after one mutation of family ``family`` (0 ..
+    ``FAMILIES_V2`` - 1): what ``mutated_records_v2`` draws when it mutates once."""
+    records = draw(valid_records_v2(delays))
+    families = _FAMILIES_V2 + _V1_FAMILIES_FOR_V2
+    draw(st.sampled_from(families[family]))(draw, records, delays)
+    return records
+
+
+@st.composite
+def v1_records_with_v2_mutations(
+    draw: st.DrawFn, delays: Delays = zero_delays, family: int | None = None
+) -> Records:
+    """A valid version-1 response after one version-2 mutation (of family ``family`` of
+    the version-2 ones, if given): in a version-1 fixture these meet only version 1's
+    rules (unknown types, unknown keys, unknown stop reasons)."""
+    records = draw(valid_records())
+    chosen = draw(st.sampled_from(_FAMILIES_V2)) if family is None else _FAMILIES_V2[family]
+    draw(st.sampled_from(chosen))(draw, records, delays)
     return records
 
 

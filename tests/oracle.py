@@ -30,6 +30,7 @@ __all__ = [
     "STOP_REASONS",
     "Completed",
     "Failed",
+    "UsageCheck",
     "delay_of",
     "fragments_equal",
     "json_equal",
@@ -41,6 +42,7 @@ __all__ = [
     "pointer",
     "predict_fixture",
     "predict_response",
+    "shape_ok",
     "unplain",
     "usage_problems",
 ]
@@ -164,10 +166,10 @@ DETAILS = (
 )
 
 
-def usage_problems(v: object, version: int = 1) -> Problems:
+def usage_problems(v: object, version: int = 1, *, sums: bool = True) -> Problems:
     """A usage object's problems: a count under both aliases (either may be named), a
     required one missing (the object), a count out of range (the count), an unknown key
-    (the key), and in version 2 the sums (the object)."""
+    (the key), and in version 2 (unless ``sums`` is false) the sums (the object)."""
     if type(v) is not dict:
         return [()]
     pairs = ALIASES + (DETAILS if version == 2 else ())
@@ -190,7 +192,7 @@ def usage_problems(v: object, version: int = 1) -> Problems:
             readable = False
         else:
             counts[pair[0]] = v[present[0]]
-    if version == 2 and readable:
+    if version == 2 and readable and sums:
         cached = counts["cacheReadTokens"] + counts["cacheWriteTokens"]
         if cached > counts["inputTokens"] or counts["reasoningTokens"] > counts["outputTokens"]:
             problems.append(())
@@ -201,8 +203,17 @@ def usage_ok(v: object) -> bool:
     return not usage_problems(v, 1)
 
 
-def _usage_v2(v: object) -> Problems:
-    return usage_problems(v, 2)
+@dataclass(frozen=True)
+class UsageCheck:
+    """The check of a ``usage`` field; ``shape_only`` leaves out the sums."""
+
+    version: int
+
+    def __call__(self, v: object, *, shape_only: bool = False) -> Problems:
+        return usage_problems(v, self.version, sums=not shape_only)
+
+
+_usage_v2 = UsageCheck(2)
 
 
 def _fragments(*, allow_empty: bool) -> Check:
@@ -249,7 +260,7 @@ PAYLOADS: dict[str, dict[str, tuple[bool, Check]]] = {
     "response_end": {
         "responseId": (True, is_str),
         "stopReason": (True, _choice(V1_STOP_REASONS)),
-        "usage": (True, lambda v: usage_problems(v, 1)),
+        "usage": (True, UsageCheck(1)),
     },
     "transport_error": {"message": (True, is_str), "code": (False, is_str)},
 }
@@ -386,17 +397,26 @@ def fragments_equal(fragments: list[str], arguments: object) -> bool:
     return parsed and json_equal(value, arguments)
 
 
-def payload_problems(record: dict[str, object], fields: dict[str, tuple[bool, Check]]) -> Problems:
-    """Rule 5 for one record: every place its payload is wrong."""
+def payload_problems(
+    record: dict[str, object],
+    fields: dict[str, tuple[bool, Check]],
+    *,
+    shape_only: bool = False,
+) -> Problems:
+    """Rule 5 for one record: every place its payload is wrong. ``shape_only``: only
+    what a JSON Schema can say (not the usage sums, nor fragments against arguments)."""
     problems: Problems = [(key,) for key in record if key != "type" and key not in fields]
     for name, (required, check) in fields.items():
-        if name in record:
+        if name not in record:
+            problems += [()] if required else []
+        elif isinstance(check, UsageCheck):
+            problems += [(name, *where) for where in check(record[name], shape_only=shape_only)]
+        else:
             problems += [(name, *where) for where in check(record[name])]
-        elif required:
-            problems.append(())
     fragments = record.get("argumentFragments")
     if (
-        record.get("type") == "tool_call"
+        not shape_only
+        and record.get("type") == "tool_call"
         and "argumentFragments" in fields
         and "argumentFragments" in record
         and "arguments" in record
@@ -640,3 +660,30 @@ def predict_fixture(
         predict_response(response["records"], request_id, version, source=sources)
         for response, request_id in zip(responses, request_ids, strict=False)
     ]
+
+
+def shape_ok(fixture: object) -> bool:
+    """Whether ``fixture`` has a right shape throughout, in the sense a JSON Schema can
+    express: the fixture and each response closed, ``schemaVersion`` 1 or 2, and every
+    record (in any order, however many) one of its version's types with a right payload,
+    the usage sums and ``argumentFragments`` against ``arguments`` aside. (JSON Schema also
+    counts ``1.0`` as an integer and knows no nesting limit: callers keep those out.)"""
+    if type(fixture) is not dict or set(fixture) != {"schemaVersion", "responses"}:
+        return False
+    version, responses = fixture["schemaVersion"], fixture["responses"]
+    if type(version) is not int or version not in (1, 2) or type(responses) is not list:
+        return False
+    kinds = payloads(version)
+    for response in responses:
+        if type(response) is not dict or set(response) != {"records"}:
+            return False
+        if type(response["records"]) is not list:
+            return False
+        for record in response["records"]:
+            kind = record.get("type") if type(record) is dict else None
+            if type(kind) is not str or kind not in kinds:
+                return False
+            assert type(record) is dict
+            if payload_problems(record, kinds[kind], shape_only=True):
+                return False
+    return True

@@ -290,6 +290,7 @@ NOT_FROM_RECORDS = {
     "PROVIDER_ABORTED",
     "PROVIDER_STREAM_CONSUMED",
     "PROVIDER_MISSING_TERMINAL",  # no record: the source ended
+    "PROVIDER_OUT_OF_ORDER",  # version 2 only (tests/test_v2_properties.py)
 }
 
 

@@ -16,13 +16,17 @@ virtual time of its record's delays; and never more timer waits than delayed rec
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import io
 import json
 import math
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
-from hypothesis import HealthCheck, Phase, event, find, given, settings
+from hypothesis import HealthCheck, Phase, assume, event, find, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
@@ -48,6 +52,7 @@ from course import (
     FixtureProviderError,
     FixtureProviderErrorCode,
 )
+from course._cli import main
 
 from .helpers import source_of
 from .oracle import (
@@ -76,7 +81,7 @@ from .strategies import (
     v1_records_with_v2_mutations,
     valid_fixtures_v2,
 )
-from .virtual_clock import clock, run_virtual
+from .virtual_clock import clock, run_virtual, virtual_loops
 
 Code = FixtureProviderErrorCode
 EXAMPLES = settings().max_examples
@@ -588,3 +593,53 @@ def test_mutations_reach_every_version_2_boundary() -> None:
 
 def test_content_types_are_the_seven_of_the_spec() -> None:
     assert set(CONTENT_TYPES) == {"text_delta", "tool_call", *V2_TYPES}
+
+
+# -- validation judges delays and never sleeps ------------------------------------------------
+
+
+def _validate(fixture: object, directory: Path) -> tuple[int, list[dict[str, object]], float]:
+    """``course-fixture validate --json`` of ``fixture`` written to a file: its exit status,
+    its findings, and how far the clock of any event loop it made moved."""
+    path = directory / "fixture.json"
+    path.write_text(json.dumps(fixture, allow_nan=False), encoding="utf-8")
+    out = io.StringIO()
+    with virtual_loops() as loops, contextlib.redirect_stdout(out):
+        status = main(["validate", "--json", str(path)])
+    findings = [json.loads(line) for line in out.getvalue().splitlines()]
+    return status, findings, max((loop.now for loop in loops), default=0.0)
+
+
+def _serialisable(fixture: object) -> bool:
+    try:
+        json.dumps(fixture, allow_nan=False)
+    except ValueError:
+        return False
+    return True
+
+
+@settings(max_examples=EXAMPLES // 2)
+@given(st.one_of(mutated_fixtures_v2(any_delays), valid_fixtures_v2(any_delays)))
+def test_validate_judges_every_response_as_the_oracle_does_and_never_sleeps(
+    fixture: object,
+) -> None:
+    assume(_serialisable(fixture))
+    with tempfile.TemporaryDirectory() as directory:
+        status, findings, waited = _validate(fixture, Path(directory))
+    predictions = predict_fixture(copy.deepcopy(fixture), [f"validate-{n}" for n in range(99)])
+    if predictions is None:
+        assert status != 0 and findings and all(f["status"] != "ok" for f in findings)
+        assert waited == 0, f"validate slept {waited} s (virtual) through delays"
+        return
+    assert [f["response"] for f in findings] == list(range(len(predictions)))
+    for n, (prediction, finding) in enumerate(zip(predictions, findings, strict=True)):
+        assert finding["chunks"] == len(prediction.chunks), finding
+        if isinstance(prediction, Completed):
+            assert finding["status"] == "ok", finding
+            assert finding["stopReason"] == prediction.response["stopReason"]  # type: ignore[index]
+        else:
+            assert (finding["status"], finding["code"]) == ("failed", prediction.code), finding
+            paths = {f"/responses/{n}/records{p}" for p in prediction.paths}
+            assert finding["path"] in paths, (finding, prediction)
+    assert (status == 0) is all(isinstance(p, Completed) for p in predictions)
+    assert waited == 0, f"validate slept {waited} s (virtual) through delays"

@@ -14,14 +14,15 @@ nothing can ever wake it) raises ``Deadlock`` instead of hanging.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import selectors
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from _typeshed import FileDescriptorLike
 
-__all__ = ["Deadlock", "VirtualClockLoop", "clock", "run_virtual"]
+__all__ = ["Deadlock", "VirtualClockLoop", "clock", "run_virtual", "virtual_loops"]
 
 T = TypeVar("T")
 
@@ -101,3 +102,28 @@ def clock() -> VirtualClockLoop:
     loop = asyncio.get_running_loop()
     assert isinstance(loop, VirtualClockLoop), "not on a virtual clock"
     return loop
+
+
+class _Policy(asyncio.DefaultEventLoopPolicy):
+    def __init__(self, loops: list[VirtualClockLoop]) -> None:
+        super().__init__()
+        self._loops = loops
+
+    def new_event_loop(self) -> asyncio.AbstractEventLoop:
+        loop = VirtualClockLoop()
+        self._loops.append(loop)
+        return loop
+
+
+@contextlib.contextmanager
+def virtual_loops() -> Iterator[list[VirtualClockLoop]]:
+    """Every event loop made inside (``asyncio.run`` included) is a ``VirtualClockLoop``;
+    yields the list of them, so a test can ask how far each one's clock moved. The old
+    policy is back on exit."""
+    loops: list[VirtualClockLoop] = []
+    old = asyncio.get_event_loop_policy()
+    asyncio.set_event_loop_policy(_Policy(loops))
+    try:
+        yield loops
+    finally:
+        asyncio.set_event_loop_policy(old)

@@ -5,7 +5,8 @@
     course-fixture validate FILE...   stream every response of each fixture; point at failures
     course-fixture replay [FILE]      print each call's chunks and response (bundled fixture
                                       by default; ``python -m course`` alone does this)
-    course-fixture schema             the JSON Schema (draft 2020-12) of fixture version 1
+    course-fixture schema             the JSON Schema (draft 2020-12) of fixture versions 1
+                                      and 2 (``--schema-version N``: one version's)
     course-fixture demo               a small agent loop against the bundled round trip
     course-fixture import RECORDING...  recorded OpenAI or Anthropic streams in, one fixture out
     course-fixture serve FIXTURE      answer the real SDKs over HTTP until Ctrl-C

@@ -27,7 +27,13 @@ from .._json import PlainJson
 from .._json_text import TextPositions, item_spans
 from .._loading import parse_fixture_text, place, read_fixture_text
 from .._model import CourseModelChunk, CourseModelRequest, CourseModelResponse
-from .._parser import RECORD_TYPES, USAGE_ALIASES
+from .._parser import (
+    RECORD_TYPES,
+    SCHEMA_VERSIONS,
+    USAGE_ALIASES,
+    USAGE_DETAIL_ALIASES,
+    usage_keys,
+)
 from ._output import Finding, Status
 
 __all__ = [
@@ -300,6 +306,9 @@ def _names_a_key(data: PlainJson, path: str | None) -> bool:
     so it points at the key (as a duplicate key does), not at the value."""
     if not path:
         return False
+    version = data.get("schemaVersion") if type(data) is dict else None
+    if type(version) is not int or version not in SCHEMA_VERSIONS:
+        version = SCHEMA_VERSIONS[-1]  # only fixture-level errors then: any version will do
     *parents, key = [part.replace("~1", "/").replace("~0", "~") for part in path.split("/")[1:]]
     owner: PlainJson = data
     for part in parents:
@@ -320,11 +329,12 @@ def _names_a_key(data: PlainJson, path: str | None) -> bool:
         kind = owner.get("type")
         if type(kind) is not str or kind not in RECORD_TYPES:
             return False
-        allowed = ("type", *(spec.name for spec in RECORD_TYPES[kind].fields))
+        allowed = ("type", *(spec.name for spec in RECORD_TYPES[kind].fields_at(version)))
     elif shape == ["responses", "#", "records", "#", "usage"]:
-        if any(key == second and first in owner for first, second in USAGE_ALIASES):
+        pairs = USAGE_ALIASES if version < 2 else USAGE_ALIASES + USAGE_DETAIL_ALIASES
+        if any(key == second and first in owner for first, second in pairs):
             return True
-        allowed = tuple(alias for aliases in USAGE_ALIASES for alias in aliases)
+        allowed = usage_keys(version)
     else:
         return False  # tool-call arguments and the like: open objects
     return key not in allowed
@@ -345,11 +355,12 @@ class Call:
         return self.number - 1
 
 
-async def play(checked: Checked, prefix: str) -> list[Call]:
+async def play(checked: Checked, prefix: str, *, wait: bool = False) -> list[Call]:
     """Stream every queued response, in order, keeping chunks and outcomes.
 
     A stand-in for a refused response is streamed (so that later calls take the
-    responses they should) but not kept.
+    responses they should) but not kept. Records' delays (schema version 2) are
+    judged without waiting, unless ``wait``.
     """
     calls: list[Call] = []
     adapter = checked.adapter
@@ -358,7 +369,8 @@ async def play(checked: Checked, prefix: str) -> list[Call]:
         request = CourseModelRequest(f"{prefix}-{number}")
         chunks: list[CourseModelChunk] = []
         outcome: CourseModelResponse | FixtureProviderError
-        async with adapter.stream(request) as stream:
+        stream = adapter.stream(request)
+        async with stream if wait else stream._without_delays():
             try:
                 async for chunk in stream:
                     chunks.append(chunk)

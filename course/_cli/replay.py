@@ -32,7 +32,7 @@ HELP = "print every call's chunks and response (the bundled fixture by default)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``[FILE]``, ``--json``."""
+    """``[FILE]``, ``--json``, ``--no-delay``."""
     parser.description = (
         "Replay a fixture, one call per response, printing chunks and responses. A "
         "recording (.sse, or a VCR cassette .yaml/.yml) is imported first."
@@ -41,17 +41,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json", action="store_true", help="JSON lines, with each value's to_dict()"
     )
+    parser.add_argument(
+        "--no-delay",
+        action="store_true",
+        help="judge each record's delay (schema version 2) without waiting for it",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Replay ``args.file``, or the bundled round trip when there is none."""
     if args.file is None:
         with bundled_fixture() as bundled:
-            return replay(bundled, as_json=args.json)
-    return replay(args.file, as_json=args.json)
+            return replay(bundled, as_json=args.json, wait=not args.no_delay)
+    return replay(args.file, as_json=args.json, wait=not args.no_delay)
 
 
-def replay(name: str, *, as_json: bool) -> int:
+def replay(name: str, *, as_json: bool, wait: bool = True) -> int:
     """Replay the fixture or recording ``name``; return the exit status."""
     out = Out(sys.stdout)
     checked = check(name)
@@ -64,7 +69,7 @@ def replay(name: str, *, as_json: bool) -> int:
         return EXIT_NOT_A_FIXTURE
     assert checked.adapter is not None
     count = checked.adapter.pending
-    calls = asyncio.run(play(checked, "request"))
+    calls = asyncio.run(play(checked, "request", wait=wait))
     if not as_json:
         out.line(out.paint(f"replaying {one_line(name)}", BOLD) + f" ({plural(count, 'response')})")
     for call in calls:

@@ -199,10 +199,6 @@ def usage_problems(v: object, version: int = 1, *, sums: bool = True) -> Problem
     return problems
 
 
-def usage_ok(v: object) -> bool:
-    return not usage_problems(v, 1)
-
-
 @dataclass(frozen=True)
 class UsageCheck:
     """The check of a ``usage`` field; ``shape_only`` leaves out the sums."""

@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _read(path: str, options: RecordingOptions) -> FileImport:
     if path != STDIN:
-        return read_file(path, options.format, options.usage)
+        return read_file(path, options.format, options.usage, 1)
     stream = sys.stdin
     data: str | bytes = stream.buffer.read() if hasattr(stream, "buffer") else stream.read()
     recording = import_recording(

@@ -14,12 +14,15 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from course._cli import EXIT_FAILED, EXIT_NOT_A_FIXTURE, EXIT_OK, main
 from course._cli.import_recordings import summary
+from course._json import JsonValue, refreeze
 from course.vendors import Recording, RecordingError, load_recordings
 
 from .helpers import ROUNDTRIP_PATH
@@ -469,5 +472,6 @@ def test_the_import_report_names_every_stop_reason(stop_reason: str, outcome: st
     start = {"type": "response_start", "responseId": "r", "role": "assistant"}
     end = {"type": "response_end", "responseId": "r", "stopReason": stop_reason}
     response = {"records": [start, {**end, "usage": {"inputTokens": 1, "outputTokens": 1}}]}
-    recording = Recording("anthropic", response, {}, truncated=False, schema_version=2)
+    frozen = cast("Mapping[str, JsonValue]", refreeze(response))
+    recording = Recording("anthropic", frozen, {}, truncated=False, schema_version=2)
     assert summary(recording) == f"anthropic, 2 records, {outcome}"

@@ -22,7 +22,7 @@ import pytest
 
 from course._cli import EXIT_FAILED, EXIT_NOT_A_FIXTURE, EXIT_OK, main
 from course._cli.import_recordings import summary
-from course._json import JsonValue, refreeze
+from course._json import JsonValue, PlainJson, refreeze
 from course.vendors import Recording, RecordingError, load_recordings
 
 from .helpers import ROUNDTRIP_PATH
@@ -469,9 +469,15 @@ def test_validate_and_replay_take_the_schema_version(
     ],
 )
 def test_the_import_report_names_every_stop_reason(stop_reason: str, outcome: str) -> None:
-    start = {"type": "response_start", "responseId": "r", "role": "assistant"}
-    end = {"type": "response_end", "responseId": "r", "stopReason": stop_reason}
-    response = {"records": [start, {**end, "usage": {"inputTokens": 1, "outputTokens": 1}}]}
+    start: PlainJson = {"type": "response_start", "responseId": "r", "role": "assistant"}
+    usage: PlainJson = {"inputTokens": 1, "outputTokens": 1}
+    end: PlainJson = {
+        "type": "response_end",
+        "responseId": "r",
+        "stopReason": stop_reason,
+        "usage": usage,
+    }
+    response: PlainJson = {"records": [start, end]}
     frozen = cast("Mapping[str, JsonValue]", refreeze(response))
     recording = Recording("anthropic", frozen, {}, truncated=False, schema_version=2)
     assert summary(recording) == f"anthropic, 2 records, {outcome}"

@@ -1300,7 +1300,8 @@ def test_the_renderer_follows_its_stream_and_has_the_start_usage_when_it_opens()
     class Renderer(base):  # type: ignore[misc, valid-type]
         def open(self, response_id: str) -> str:
             assert self.stream is not None
-            seen.append(self.stream.start_usage)
+            assert self.start_usage is self.stream.start_usage
+            seen.append(self.start_usage)
             opening: str = super().open(response_id)
             return opening
 

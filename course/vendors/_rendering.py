@@ -13,9 +13,9 @@ wire format, as the server receives the stream's values:
   or a version-2 transport error's own ``status``) with ``error_body``.
 
 Before anything is rendered the server calls ``follow`` with the stream, for what its
-chunks do not carry (schema version 2: the start's usage, a call's argument fragments),
-and before ``open`` (and ``whole``) it sets ``model`` to the fixture's model when the
-fixture names one.
+chunks do not carry (schema version 2: a call's argument fragments); before ``open``
+(and ``whole``) it sets ``model`` to the fixture's model when the fixture names one,
+and ``start_usage`` to the usage its ``response_start`` reported.
 
 Ids come from the fixture verbatim: the response id and the tool-call ids.
 """
@@ -27,7 +27,7 @@ from typing import ClassVar
 
 from .._errors import FixtureProviderError, FixtureProviderErrorCode
 from .._json import PlainJson
-from .._model import CourseModelChunk, CourseModelResponse
+from .._model import CourseModelChunk, CourseModelResponse, CourseModelUsage
 from .._stream import CourseModelStream
 from ._recording import PlainObject
 
@@ -65,9 +65,12 @@ class StreamRenderer:
         self.request: PlainObject = {} if request is None else request
         """The request's JSON body, read only: what it asked of the stream (openai-chat:
         ``stream_options.include_usage``)."""
+        self.start_usage: CourseModelUsage | None = None
+        """The usage the fixture's ``response_start`` reported (version 2), set by the
+        server before ``open``: anthropic's ``message_start`` carries it."""
         self.stream: CourseModelStream | None = None
         """The stream rendered (``follow``), for what its chunks do not carry (schema
-        version 2: its start usage, a call's argument fragments)."""
+        version 2: a call's argument fragments)."""
 
     def follow(self, stream: CourseModelStream) -> None:
         """The server's first call, before anything is rendered: ``stream`` is the one

@@ -653,11 +653,13 @@ class _Exchange:
         )
 
     def _open(self, response_id: str) -> str:
-        """The renderer's opening, once the fixture's model (version 2) is known: the
-        renderer reports it, the request's model otherwise."""
-        if self.stream.model is not None:
-            self.renderer.model = self.stream.model
-        return self.renderer.open(response_id)
+        """The renderer's opening, once the fixture's model and start usage (version 2)
+        are known: the renderer reports them, the request's model otherwise."""
+        stream, renderer = self.stream, self.renderer
+        if stream.model is not None:
+            renderer.model = stream.model
+        renderer.start_usage = stream.start_usage
+        return renderer.open(response_id)
 
     async def _error_response(self, error: FixtureProviderError) -> None:
         """A failure before anything was streamed: an HTTP error with the format's error

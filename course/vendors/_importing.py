@@ -26,6 +26,7 @@ from typing import Final, cast
 from .._errors import pointer
 from .._json import JsonValue, PlainJson, adopt_array, adopt_object, thaw
 from .._json_text import JsonSyntaxError, line_and_column, loads, parse_positioned
+from .._parser import MAX_RETRY_AFTER
 from .._text import shorten
 from . import _anthropic, _openai_chat, _openai_responses
 from ._cassette import Answer, is_cassette, read_cassette
@@ -49,6 +50,7 @@ __all__ = [
     "FileImport",
     "check_format",
     "check_path",
+    "check_schema_version",
     "check_usage",
     "decode",
     "import_recording",
@@ -76,6 +78,12 @@ _BOM: Final = "\ufeff"
 _LEADING_SPACE: Final = re.compile(r"[ \t\r\n]*")
 """JSON's whitespace, before a body's first character."""
 _LINE_BREAK: Final = re.compile(r"\r\n|\r")
+_RETRY_HEADERS: Final = ("retry-after-ms", "retry-after")
+"""The response headers a retry delay is read from, the first one found first."""
+_SECONDS: Final = re.compile(r"[0-9]{1,15}(?:\.[0-9]{1,30})?")
+"""A number of seconds (or milliseconds) in a retry header, bounded so it parses at once."""
+_MAX_STATUS: Final = 599
+"""The highest HTTP status a fixture's ``transport_error`` may give."""
 
 
 class _NoFormat(RecordingError):
@@ -89,13 +97,15 @@ def import_recording(
     format: str = "auto",
     usage: tuple[int, int] | None = None,
     source: str | None = None,
+    schema_version: int = 2,
 ) -> Recording:
     """Import one recorded answer (a stream's SSE text or bytes, or the JSON body of a
     non-streamed answer) as one fixture response.
 
     ``format`` is ``"auto"`` or a format name; ``usage`` supplies ``(input, output)``
-    token counts for a successful answer that recorded none. Raises
-    ``RecordingError``; a wrong argument is a ``TypeError`` or ``ValueError``.
+    token counts for a successful answer that recorded none; ``schema_version`` (1 or 2)
+    is the fixture version the records are written in. Raises ``RecordingError``; a
+    wrong argument is a ``TypeError`` or ``ValueError``.
     """
     if not isinstance(data, (str, bytes)):
         raise TypeError(f"import_recording() needs str or bytes, got {type(data).__qualname__}")
@@ -103,34 +113,37 @@ def import_recording(
         raise TypeError(f"source must be a str or None, got {type(source).__qualname__}")
     check_format(format)
     check_usage(usage)
-    return import_text(decode(data, source), format, usage, source)
+    check_schema_version(schema_version)
+    return import_text(decode(data, source), format, usage, source, schema_version)
 
 
 def load_recordings(
     *paths: str | os.PathLike[str],
     format: str = "auto",
     usage: tuple[int, int] | None = None,
+    schema_version: int = 2,
 ) -> dict[str, object]:
     """Read recording files (SSE text, JSON bodies of non-streamed answers, or VCR
-    cassettes ending ``.yaml``/``.yml``) and return one fixture: ``{"schemaVersion": 1,
-    "responses": [...]}``, a response per answer in order. Raises ``RecordingError``; a
-    path that is not a ``str`` or ``os.PathLike[str]`` (bytes included) is a
-    ``TypeError``."""
+    cassettes ending ``.yaml``/``.yml``) and return one fixture: ``{"schemaVersion": N,
+    "responses": [...]}`` (``N`` the ``schema_version``, 1 or 2), a response per answer
+    in order. Raises ``RecordingError``; a path that is not a ``str`` or
+    ``os.PathLike[str]`` (bytes included) is a ``TypeError``."""
     names = [check_path(path) for path in paths]
     if not names:
         raise ValueError("load_recordings() needs at least one path")
     check_format(format)
     check_usage(usage)
+    check_schema_version(schema_version)
     responses: list[PlainJson] = []
     for name in names:
         # A body a cassette repeats is one response, repeated: shared, not copied.
         thawed: dict[int, PlainJson] = {}
-        for _, recording in read_file(name, format, usage).recordings:
+        for _, recording in read_file(name, format, usage, schema_version).recordings:
             response = thawed.get(id(recording))
             if response is None:
                 response = thawed[id(recording)] = thaw_response(recording)
             responses.append(response)
-    return {"schemaVersion": 1, "responses": responses}
+    return {"schemaVersion": schema_version, "responses": responses}
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +158,7 @@ class FileImport:
     """A cassette's interactions that are not model calls."""
 
 
-def read_file(name: str, format: str, usage: Usage | None) -> FileImport:
+def read_file(name: str, format: str, usage: Usage | None, schema_version: int) -> FileImport:
     """Every answer of one file, imported in order (the arguments are already checked)."""
     try:
         with open(name, "rb") as file:
@@ -157,8 +170,8 @@ def read_file(name: str, format: str, usage: Usage | None) -> FileImport:
         ) from exc
     text = decode(data, name)
     if not is_cassette(name):
-        return FileImport((("", import_text(text, format, usage, name)),))
-    return _import_cassette(text, name, format, usage)
+        return FileImport((("", import_text(text, format, usage, name, schema_version)),))
+    return _import_cassette(text, name, format, usage, schema_version)
 
 
 def thaw_response(recording: Recording) -> PlainJson:
@@ -167,24 +180,30 @@ def thaw_response(recording: Recording) -> PlainJson:
 
 
 def import_text(
-    text: str, format: str, usage: Usage | None, source: str | None, label: str = ""
+    text: str,
+    format: str,
+    usage: Usage | None,
+    source: str | None,
+    schema_version: int,
+    *,
+    label: str = "",
 ) -> Recording:
     """One answer's text (decoded, its BOM gone): a JSON body or an event stream.
     ``label`` starts every message (a cassette's ``interaction N: ``)."""
     try:
-        return _import_answer_text(text, format, usage, source, label)
+        return _import_answer_text(text, format, usage, source, version=schema_version, label=label)
     except _NoFormat as error:
         raise _plain(error) from None
 
 
 def _import_answer_text(
-    text: str, format: str, usage: Usage | None, source: str | None, label: str
+    text: str, format: str, usage: Usage | None, source: str | None, *, version: int, label: str
 ) -> Recording:
     """``import_text``, whose refusals before a format is told are ``_NoFormat``."""
     first = _LEADING_SPACE.match(text).end()  # type: ignore[union-attr]
     if text[first : first + 1] in ("{", "["):
-        return _import_body(text, format, usage, source, label)
-    return _import_stream(text, format, usage, source, label)
+        return _import_body(text, format, usage, source, version=version, label=label)
+    return _import_stream(text, format, usage, source, version=version, label=label)
 
 
 def _plain(error: RecordingError) -> RecordingError:
@@ -203,11 +222,11 @@ def _plain(error: RecordingError) -> RecordingError:
 
 
 def _import_stream(
-    text: str, format: str, usage: Usage | None, source: str | None, label: str
+    text: str, format: str, usage: Usage | None, source: str | None, *, version: int, label: str
 ) -> Recording:
     events = read_events(text)
     module, read = _settle_format(events, format, source, label)
-    importer: StreamImporter = module.Importer(usage)
+    importer = _importer(module, usage, version)
     for event, data in read:  # the events the format was told from, parsed already
         try:
             importer.feed(Event(event.name, data))
@@ -227,6 +246,14 @@ def _import_stream(
     return _recording(module, importer)
 
 
+def _importer(module: ModuleType, usage: Usage | None, version: int) -> StreamImporter:
+    importer: StreamImporter = module.Importer(usage)
+    # Set here rather than passed, so that a format's ``__init__`` keeps the one
+    # argument it has always taken (and may forward ``schema_version`` or not).
+    importer.schema_version = version
+    return importer
+
+
 def _recording(module: ModuleType, importer: StreamImporter) -> Recording:
     ignored: dict[str, JsonValue] = dict(importer.ignored)
     return Recording(
@@ -234,6 +261,7 @@ def _recording(module: ModuleType, importer: StreamImporter) -> Recording:
         response=adopt_object({"records": adopt_array(importer.records)}),
         ignored=cast("Mapping[str, int]", adopt_object(ignored)),
         truncated=not (importer.terminal_read or importer.provider_error_read),
+        schema_version=importer.schema_version,
     )
 
 
@@ -358,7 +386,7 @@ def _locate(
 
 
 def _import_body(
-    text: str, format: str, usage: Usage | None, source: str | None, label: str
+    text: str, format: str, usage: Usage | None, source: str | None, *, version: int, label: str
 ) -> Recording:
     if "\r" in text:
         text = _LINE_BREAK.sub("\n", text)  # one "\n" per line break keeps every place
@@ -393,7 +421,7 @@ def _import_body(
             line=line,
             column=column,
         )
-    importer: StreamImporter = module.Importer(usage)
+    importer = _importer(module, usage, version)
     try:
         importer.whole(cast(PlainObject, data))
     except Refusal as refusal:
@@ -411,7 +439,9 @@ def _body_event(text: str) -> SseEvent:
 # -- a cassette ---------------------------------------------------------------------------
 
 
-def _import_cassette(text: str, source: str, format: str, usage: Usage | None) -> FileImport:
+def _import_cassette(
+    text: str, source: str, format: str, usage: Usage | None, version: int
+) -> FileImport:
     """One response per model call, in file order; the rest counted as skipped."""
     recordings: list[tuple[str, Recording]] = []
     imported: dict[tuple[object, ...], Recording | None] = {}
@@ -422,10 +452,12 @@ def _import_cassette(text: str, source: str, format: str, usage: Usage | None) -
         encoding = answer.headers.get("content-encoding")
         key = (*answer.key, status >= 400, 200 <= status < 300, answer.method, answer.route)
         key += (encoding,)
+        if status >= 400:  # version 2 keeps an error's status and retry delay
+            key += (status, *map(answer.headers.get, _RETRY_HEADERS))
         if key in imported:  # one body YAML aliases repeat: imported once
             recording = imported[key]
         else:
-            recording = imported[key] = _import_answer(answer, format, usage, source)
+            recording = imported[key] = _import_answer(answer, format, usage, source, version)
         if recording is None:
             skipped += 1
             continue
@@ -453,7 +485,7 @@ def _import_cassette(text: str, source: str, format: str, usage: Usage | None) -
 
 
 def _import_answer(
-    answer: Answer, format: str, usage: Usage | None, source: str
+    answer: Answer, format: str, usage: Usage | None, source: str, version: int
 ) -> Recording | None:
     """One interaction's response, or ``None`` when it is no model call: a model call is
     a POST to a model route, or a POST answered as a model answers."""
@@ -463,13 +495,13 @@ def _import_answer(
         return None
     status = answer.status or 200
     if status >= 400:
-        return _error_answer(answer, format, route, source, label)
+        return _error_answer(answer, format, route, source, version=version, label=label)
     if status >= 300 or (status < 200 and answer.status is not None):
         return None  # a redirect or an interim answer: the answer comes in another one
     text: str | None = None
     try:
         text = answer.text(source, label)
-        return _import_answer_text(text, format, usage, source, label)
+        return _import_answer_text(text, format, usage, source, version=version, label=label)
     except RecordingError as error:
         if route is None and (text is None or isinstance(error, _NoFormat)):
             return None  # sent to no model route, and no model's answer (nor readable)
@@ -501,7 +533,7 @@ def _in_cassette(
 
 
 def _error_answer(
-    answer: Answer, format: str, route: str | None, source: str, label: str
+    answer: Answer, format: str, route: str | None, source: str, *, version: int, label: str
 ) -> Recording | None:
     """An HTTP error answer: one ``transport_error`` with the provider's words; ``None``
     for an error of another service (a request to no model route; with no recorded
@@ -520,12 +552,34 @@ def _error_answer(
     record: dict[str, JsonValue] = {"type": "transport_error", "message": message}
     if code is not None:
         record["code"] = code
+    if version >= 2:
+        status = answer.status
+        if status is not None and status <= _MAX_STATUS:
+            record["status"] = status
+        retry_after = _retry_after(answer.headers)
+        if retry_after is not None:
+            record["retryAfter"] = retry_after
     return Recording(
         format=name,
         response=adopt_object({"records": adopt_array([adopt_object(record)])}),
         ignored=cast("Mapping[str, int]", adopt_object({})),
         truncated=False,
+        schema_version=version,
     )
+
+
+def _retry_after(headers: Mapping[str, str]) -> int | float | None:
+    """The provider's retry delay in seconds: ``retry-after-ms`` / 1000, else
+    ``retry-after``, when it is a number of seconds from 0 to ``MAX_RETRY_AFTER`` (an
+    HTTP date, or anything else, gives none)."""
+    for name, scale in zip(_RETRY_HEADERS, (1000, 1), strict=True):
+        text = headers.get(name, "").strip()
+        if _SECONDS.fullmatch(text):
+            value = int(text) if text.isdigit() else float(text)
+            value = int(value) // scale if value % scale == 0 else value / scale
+            if value <= MAX_RETRY_AFTER:
+                return value
+    return None
 
 
 def _error_words(text: str, format: str) -> tuple[str, str | None, str | None] | None:
@@ -598,6 +652,15 @@ def check_format(format: object) -> None:
     if format != "auto" and format not in FORMATS:
         names = ", ".join(("auto", *FORMATS))
         raise ValueError(f"format must be one of {names}; got {format!r}")
+
+
+def check_schema_version(schema_version: object) -> None:
+    """``TypeError`` unless ``schema_version`` is an ``int`` (``bool`` is not), ``ValueError``
+    unless it is 1 or 2."""
+    if type(schema_version) is not int:
+        raise TypeError(f"schema_version must be an int, got {type(schema_version).__qualname__}")
+    if schema_version not in (1, 2):
+        raise ValueError(f"schema_version must be 1 or 2; got {schema_version}")
 
 
 def check_usage(usage: object) -> None:

@@ -16,9 +16,9 @@ import enum
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar, Final, NoReturn, TypeAlias
+from typing import ClassVar, Final, NoReturn, TypeAlias, cast
 
-from .._json import JsonValue, PlainJson, adopt_object, refreeze
+from .._json import JsonValue, PlainJson, adopt_array, adopt_object, refreeze
 from .._json_text import JsonSyntaxError, loads
 
 __all__ = [
@@ -148,6 +148,8 @@ class Recording:
     truncated: bool
     """True when the input ended before the terminal event (in the middle of its last
     line, maybe) and no provider error came; never for a non-streamed body."""
+    schema_version: int = 1
+    """The fixture schema version the response's records are written in (1 or 2)."""
 
 
 class Refusal(Exception):
@@ -225,7 +227,10 @@ class StreamImporter:
     format: ClassVar[str]
     """The format name this importer reads."""
 
-    def __init__(self, usage: Usage | None) -> None:
+    def __init__(self, usage: Usage | None, schema_version: int = 1) -> None:
+        self.schema_version = schema_version
+        """The fixture schema version of the records it writes (1 or 2): the builders
+        write version-1 records exactly as ``SPEC-VENDORS.md`` says when it is 1."""
         self.records: list[JsonValue] = []
         """The fixture records so far, each already read-only."""
         self.ignored: Counter[str] = Counter()
@@ -238,10 +243,18 @@ class StreamImporter:
         """A provider error event was read: nothing after it is read."""
         self.response_id = ""
         """The started response's id (``""`` before the start)."""
+        self.remember = False
+        """Set by ``feed`` when the event it read is where ``finish_input`` locates its
+        refusals (the driver keeps that event, then clears the flag)."""
 
     def feed(self, event: Event) -> None:
         """Judge one event and emit its records; raise ``Refusal``."""
         raise NotImplementedError
+
+    def finish_input(self) -> None:
+        """The input ended, with no provider error event: a format whose end is decided
+        there (gemini) emits it now. A ``Refusal`` is located at the last event ``feed``
+        asked to remember, else at the last event."""
 
     def whole(self, body: PlainObject) -> None:
         """Judge the JSON body of a non-streamed answer (or the format's error body) and
@@ -250,10 +263,29 @@ class StreamImporter:
 
     # -- records ---------------------------------------------------------------------------
 
-    def start(self, response_id: str) -> None:
+    def start(
+        self,
+        response_id: str,
+        *,
+        model: str | None = None,
+        usage: Mapping[str, int] | None = None,
+    ) -> None:
+        """The ``response_start``. Version 2 keeps a non-empty ``model`` and ``usage``
+        (a fixture usage mapping, as ``usage_details`` builds it: what the provider
+        reported at the start)."""
         self.started = True
         self.response_id = response_id
-        self._emit({"type": "response_start", "responseId": response_id, "role": "assistant"})
+        record: dict[str, JsonValue] = {
+            "type": "response_start",
+            "responseId": response_id,
+            "role": "assistant",
+        }
+        if self.schema_version >= 2:
+            if model:
+                record["model"] = model
+            if usage is not None:
+                record["usage"] = adopt_object(dict(usage))
+        self._emit(record)
 
     def text(self, text: str) -> None:
         """A text delta; an empty one makes no record."""
@@ -261,18 +293,39 @@ class StreamImporter:
             self._emit({"type": "text_delta", "text": text})
 
     def tool_call(
-        self, call_id: str, name: str, arguments: str, path: Path | None, index: int | None
+        self,
+        call_id: str,
+        name: str,
+        arguments: str,
+        path: Path | None,
+        index: int | None,
+        *,
+        fragments: list[str] | None = None,
+        signature: str | None = None,
     ) -> None:
         """A complete tool call; ``arguments`` is the concatenated JSON text.
 
         ``path`` locates a refusal of the arguments (``None``: the event as a whole);
         ``index`` is the call's place in the provider's words (a tool-call index, a
         block or output index), which a refusal names with the id and the name.
+        Version 2 keeps ``fragments`` (the arguments as streamed, empty ones included;
+        none or ``[]``: no ``argumentFragments``) and a non-empty ``signature``.
         """
         where = "" if index is None else f" {index}"
         call = f"tool call{where} (id {quote(call_id)}, name {quote(name)})"
         parsed = refreeze(parse_arguments(arguments, path, call))
-        self._emit({"type": "tool_call", "id": call_id, "name": name, "arguments": parsed})
+        record: dict[str, JsonValue] = {
+            "type": "tool_call",
+            "id": call_id,
+            "name": name,
+            "arguments": parsed,
+        }
+        if self.schema_version >= 2:
+            if fragments:
+                record["argumentFragments"] = _strings(fragments)
+            if signature:
+                record["signature"] = signature
+        self._emit(record)
 
     def end(self, tool_call: bool, usage: Usage | None, path: Path | None) -> None:
         """A successful terminal; ``usage`` as recorded, else the fallback, else refused.
@@ -312,16 +365,159 @@ class StreamImporter:
         self.terminal_read = True
         self._transport_error(message, code)
 
-    def provider_error(self, message: str, code: str | None) -> None:
-        """A provider error event: the import ends here."""
+    def provider_error(self, message: str, code: str | None, status: int | None = None) -> None:
+        """A provider error event: the import ends here. ``status`` (version 2) is the
+        HTTP status the provider gave with it."""
         self.provider_error_read = True
-        self._transport_error(message, code)
+        self._transport_error(message, code, status)
 
-    def _transport_error(self, message: str, code: str | None) -> None:
+    def _transport_error(self, message: str, code: str | None, status: int | None = None) -> None:
         record: dict[str, JsonValue] = {"type": "transport_error", "message": message}
         if code is not None:
             record["code"] = code
+        if status is not None and self.schema_version >= 2:
+            record["status"] = status
         self._emit(record)
+
+    # -- version-2 records -------------------------------------------------------------------
+    #
+    # Version 1 has no place for what these say: in a version-1 import each writes
+    # nothing (the format decides what it ignores or refuses instead).
+
+    def model(self, model: str) -> None:
+        """The model that answered (``response_start.model``), known after the start was
+        emitted: the start record gains it. An empty one is no model."""
+        if self.schema_version < 2 or not model or not self.records:
+            return
+        start = dict(cast("Mapping[str, JsonValue]", self.records[0]))
+        start["model"] = model
+        self.records[0] = adopt_object(start)
+
+    def thinking(self, text: str) -> None:
+        """A ``thinking_delta``; an empty one too (the caller decides)."""
+        if self.schema_version >= 2:
+            self._emit({"type": "thinking_delta", "text": text})
+
+    def thinking_signature(self, signature: str) -> None:
+        """A ``thinking_signature`` (``signature`` non-empty: the caller checks)."""
+        if self.schema_version >= 2:
+            self._emit({"type": "thinking_signature", "signature": signature})
+
+    def redacted_thinking(self, data: str) -> None:
+        """A ``redacted_thinking`` (``data`` non-empty: the caller checks)."""
+        if self.schema_version >= 2:
+            self._emit({"type": "redacted_thinking", "data": data})
+
+    def refusal(self, text: str) -> None:
+        """A ``refusal_delta``; an empty one makes no record."""
+        if text and self.schema_version >= 2:
+            self._emit({"type": "refusal_delta", "text": text})
+
+    def whole_tool_call(
+        self, call_id: str, name: str, arguments: PlainObject, signature: str | None
+    ) -> None:
+        """A tool call whose arguments came whole, as an object (no fragments); version 2
+        keeps a non-empty ``signature``."""
+        record: dict[str, JsonValue] = {
+            "type": "tool_call",
+            "id": call_id,
+            "name": name,
+            "arguments": refreeze(arguments),
+        }
+        if signature and self.schema_version >= 2:
+            record["signature"] = signature
+        self._emit(record)
+
+    def incomplete_tool_call(self, call_id: str, name: str, fragments: list[str]) -> None:
+        """A ``tool_call_incomplete``: the call a ``length`` end cut, with the fragments
+        received (maybe none, maybe no prefix of JSON)."""
+        if self.schema_version >= 2:
+            self._emit(
+                {
+                    "type": "tool_call_incomplete",
+                    "id": call_id,
+                    "name": name,
+                    "argumentFragments": _strings(fragments),
+                }
+            )
+
+    def finish(
+        self,
+        stop_reason: str,
+        usage: Mapping[str, int] | None,
+        provider_stop_reason: str | None,
+        path: Path | None,
+    ) -> None:
+        """A version-2 ``response_end``: ``stop_reason`` a wire stop reason (``stop``,
+        ``tool_call``, ``length``, ...), ``usage`` the recorded counts in the fixture's
+        keys (``usage_details``), else the fallback, else refused at ``path``;
+        ``provider_stop_reason`` the provider's own word, kept when non-empty.
+
+        In a version-1 import a ``stop`` or ``tool_call`` is ``end``'s record (the two
+        counts alone) and any other end is ``stopped`` with the provider's word."""
+        if self.schema_version < 2:
+            if stop_reason not in ("stop", "tool_call"):
+                self.stopped(provider_stop_reason or stop_reason)
+            else:
+                counts = None if usage is None else (usage["inputTokens"], usage["outputTokens"])
+                self.end(stop_reason == "tool_call", counts, path)
+            return
+        if usage is None and self.fallback_usage is not None:
+            usage = {"inputTokens": self.fallback_usage[0], "outputTokens": self.fallback_usage[1]}
+        if usage is None:
+            raise Refusal(
+                _Code.RECORDING_MISSING_USAGE,
+                "The stream ended without usage; pass usage=(IN, OUT) "
+                "(--usage IN,OUT) to supply it",
+                path,
+            )
+        self.terminal_read = True
+        record: dict[str, JsonValue] = {
+            "type": "response_end",
+            "responseId": self.response_id,
+            "stopReason": stop_reason,
+            "usage": adopt_object(dict(usage)),
+        }
+        if provider_stop_reason and self.schema_version >= 2:
+            record["providerStopReason"] = provider_stop_reason
+        self._emit(record)
+
+    @classmethod
+    def usage_details(
+        cls,
+        input: int,
+        output: int,
+        cache_read: int | None = None,
+        cache_write: int | None = None,
+        reasoning: int | None = None,
+        *,
+        path: Path | None = None,
+    ) -> dict[str, int]:
+        """The fixture usage mapping of these counts (the checked token counts of
+        ``count``; ``None``: not reported, so absent). Refuses, at ``path``, a usage that
+        breaks SPEC-V2's rules: the cache counts within the input, reasoning within the
+        output, since import never writes usage that replay refuses."""
+        usage = {"inputTokens": input, "outputTokens": output}
+        if cache_read is not None:
+            usage["cacheReadTokens"] = cache_read
+        if cache_write is not None:
+            usage["cacheWriteTokens"] = cache_write
+        if reasoning is not None:
+            usage["reasoningTokens"] = reasoning
+        cached = (cache_read or 0) + (cache_write or 0)
+        if cached > input:
+            raise cls.malformed(
+                f"The usage's cache counts ({cache_read or 0} read, {cache_write or 0} "
+                f"written) exceed its {input} input tokens, which include them",
+                path,
+            )
+        if reasoning is not None and reasoning > output:
+            raise cls.malformed(
+                f"The usage's {reasoning} reasoning tokens exceed its {output} output "
+                "tokens, which include them",
+                path,
+            )
+        return usage
 
     def _emit(self, record: dict[str, JsonValue]) -> None:
         # Records are built read-only as they come (this module made every part of
@@ -439,6 +635,12 @@ _KINDS: Final[Mapping[type, str]] = {
     dict: "an object",
     list: "an array",
 }
+
+
+def _strings(texts: list[str]) -> JsonValue:
+    """A read-only JSON array of strings (strings are read-only already)."""
+    items: list[JsonValue] = [*texts]
+    return adopt_array(items)
 
 
 def parse_arguments(text: str, path: Path | None, call: str = "the tool call") -> PlainObject:

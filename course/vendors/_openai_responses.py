@@ -43,12 +43,21 @@ from collections.abc import Callable, Mapping
 from typing import Final, NamedTuple
 
 from .._errors import FixtureProviderError
-from .._json import JsonValue, PlainJson, thaw
+from .._json import PlainJson, thaw
 from .._model import (
+    CourseIncompleteToolCallBlock,
+    CourseIncompleteToolCallChunk,
     CourseModelChunk,
     CourseModelResponse,
+    CourseRedactedThinkingBlock,
+    CourseRedactedThinkingChunk,
+    CourseRefusalBlock,
+    CourseRefusalDeltaChunk,
     CourseTextBlock,
     CourseTextDeltaChunk,
+    CourseThinkingBlock,
+    CourseThinkingDeltaChunk,
+    CourseThinkingSignatureChunk,
     CourseToolCallBlock,
     CourseToolCallChunk,
 )
@@ -630,6 +639,16 @@ _HANDLERS: Final[Mapping[str, _Handler]] = {
 
 # -- serve --------------------------------------------------------------------------------
 
+_TEXT_PART: Final = "output_text"
+_REFUSAL_PART: Final = "refusal"
+_INCOMPLETE_ENDS: Final[Mapping[str, tuple[str, ...]]] = {
+    "length": ("max_output_tokens",),
+    "contentFilter": ("content_filter",),
+}
+"""The ends the API reports as ``response.incomplete``, with the reasons it words them
+by (the first is the one sent unless the fixture's ``providerStopReason`` is another);
+every other end is ``response.completed``."""
+
 
 class Renderer(StreamRenderer):
     """Renders one response as the Responses API streams it (and its whole body)."""
@@ -642,10 +661,20 @@ class Renderer(StreamRenderer):
         self._created_at = int(time.time())
         self._sequence = 0
         self._output: list[PlainJson] = []
-        """Every finished output item, for ``response.completed``."""
+        """Every output item so far, in its final form, for the terminal event (a cut
+        call is listed as soon as it is sent: it never finishes)."""
         self._message: PlainObject | None = None
-        """The message item a run of text deltas is writing, while it is open."""
-        self._text: list[str] = []
+        """The message item a run of text and refusal deltas is writing, while it is open."""
+        self._parts: list[PlainJson] = []
+        """The open message's finished content parts."""
+        self._part_kind = ""
+        """The open part's type (``output_text`` or ``refusal``; ``""``: none is open)."""
+        self._texts: list[str] = []
+        """The open part's deltas, or the open reasoning item's."""
+        self._reasoning: PlainObject | None = None
+        """The reasoning item a thinking block is writing, while it is open."""
+        self._thinking_index = -1
+        """The ``content_index`` of the thinking block the open reasoning item renders."""
 
     # -- streaming -------------------------------------------------------------------------
 
@@ -657,79 +686,170 @@ class Renderer(StreamRenderer):
 
     def chunk(self, chunk: CourseModelChunk) -> str:
         if type(chunk) is CourseTextDeltaChunk:
-            return self._text_delta(chunk.text)
-        assert type(chunk) is CourseToolCallChunk
-        return self._function_call(chunk.id, chunk.name, chunk.arguments)
+            return self._close_reasoning() + self._delta(_TEXT_PART, chunk.text)
+        if type(chunk) is CourseToolCallChunk:
+            return self._function_call(chunk.id, chunk.name, _fragments_of(chunk), "completed")
+        if type(chunk) is CourseThinkingDeltaChunk:
+            return self._thinking(chunk.text, chunk.content_index)
+        if type(chunk) is CourseThinkingSignatureChunk:
+            return self._close_reasoning(chunk.signature)
+        if type(chunk) is CourseRefusalDeltaChunk:
+            return self._close_reasoning() + self._delta(_REFUSAL_PART, chunk.text)
+        if type(chunk) is CourseIncompleteToolCallChunk:
+            return self._function_call(chunk.id, chunk.name, [chunk.arguments_text], "incomplete")
+        # A redacted thinking block has no place in this format: it is left out (a
+        # thinking block after it is another block, so another reasoning item).
+        assert type(chunk) is CourseRedactedThinkingChunk
+        return ""
 
     def complete(self, response: CourseModelResponse) -> str:
-        closing = self._close_message()
-        body = self._response("completed", self._output, _usage(response))
-        return closing + self._event("response.completed", {"response": body})
+        reason = _incomplete_reason(response)
+        closing = self._close_all("completed" if reason is None else "incomplete")
+        body = self._final(response, reason)
+        if reason is None:
+            return closing + self._event("response.completed", {"response": body})
+        return closing + self._event("response.incomplete", {"response": body})
 
     def fail(self, error: FixtureProviderError) -> str:
         code, message = error_words(error)
         return self._event(_ERROR, {"code": code, "message": message, "param": None})
 
-    def _text_delta(self, text: str) -> str:
-        opening = ""
-        message = self._message
-        if message is None:
-            message = self._message = _message_item(self._item_id("msg"), "in_progress", [])
-            opening = self._item_event("response.output_item.added", message) + self._event(
-                "response.content_part.added",
-                {**self._part_keys(), "part": _text_part("")},
-            )
-        self._text.append(text)
-        return opening + self._event(
-            "response.output_text.delta", {**self._part_keys(), "delta": text, "logprobs": []}
-        )
+    # -- a message item: runs of text and refusal parts ------------------------------------
 
-    def _close_message(self) -> str:
+    def _delta(self, part_kind: str, text: str) -> str:
+        opening = ""
+        if self._message is None:
+            self._message = _message_item(self._item_id("msg"), "in_progress", [])
+            opening = self._item_event("response.output_item.added", self._message)
+        if part_kind != self._part_kind:
+            opening += self._close_part() + self._event(
+                "response.content_part.added", {**self._part_keys(), "part": _part(part_kind, "")}
+            )
+            self._part_kind = part_kind
+        self._texts.append(text)
+        if part_kind == _TEXT_PART:
+            fields: PlainObject = {**self._part_keys(), "delta": text, "logprobs": []}
+            return opening + self._event("response.output_text.delta", fields)
+        return opening + self._event("response.refusal.delta", {**self._part_keys(), "delta": text})
+
+    def _close_part(self) -> str:
+        kind = self._part_kind
+        if not kind:
+            return ""
+        text = "".join(self._texts)
+        keys = self._part_keys()
+        part = _part(kind, text)
+        if kind == _TEXT_PART:
+            done = self._event("response.output_text.done", {**keys, "text": text, "logprobs": []})
+        else:
+            done = self._event("response.refusal.done", {**keys, "refusal": text})
+        self._parts.append(part)
+        self._part_kind = ""
+        self._texts = []
+        return done + self._event("response.content_part.done", {**keys, "part": part})
+
+    def _close_message(self, status: str = "completed") -> str:
         message = self._message
         if message is None:
             return ""
-        text = "".join(self._text)
-        keys = self._part_keys()
-        part = _text_part(text)
-        message["status"] = "completed"
-        message["content"] = [part]
-        events = (
-            self._event("response.output_text.done", {**keys, "text": text, "logprobs": []})
-            + self._event("response.content_part.done", {**keys, "part": part})
-            + self._item_event("response.output_item.done", message)
-        )
+        closing = self._close_part()
+        message["status"] = status
+        message["content"] = self._parts
+        closing += self._item_event("response.output_item.done", message)
         self._output.append(message)
         self._message = None
-        self._text = []
-        return events
-
-    def _function_call(self, call_id: str, name: str, arguments: Mapping[str, JsonValue]) -> str:
-        closing = self._close_message()  # a tool call ends a run of text
-        text = compact(thaw(arguments))
-        item_id = self._item_id("fc")
-        index = len(self._output)
-        added = _function_item(item_id, "in_progress", call_id, name, "")
-        keys: PlainObject = {"item_id": item_id, "output_index": index}
-        done = _function_item(item_id, "completed", call_id, name, text)
-        self._output.append(done)
-        return (
-            closing
-            + self._event("response.output_item.added", {"output_index": index, "item": added})
-            + self._event("response.function_call_arguments.delta", {**keys, "delta": text})
-            + self._event(
-                "response.function_call_arguments.done", {**keys, "arguments": text, "name": name}
-            )
-            + self._event("response.output_item.done", {"output_index": index, "item": done})
-        )
+        self._parts = []
+        return closing
 
     def _part_keys(self) -> PlainObject:
-        """The keys that place an event on the open message's one content part."""
+        """The keys that place an event on the open message's open content part."""
         assert self._message is not None
         return {
             "item_id": self._message["id"],
             "output_index": len(self._output),
-            "content_index": 0,
+            "content_index": len(self._parts),
         }
+
+    # -- a reasoning item: one thinking block ----------------------------------------------
+
+    def _thinking(self, text: str, content_index: int) -> str:
+        opening = self._close_message()
+        if self._reasoning is not None and content_index != self._thinking_index:
+            opening += self._close_reasoning()  # a new block: a new item
+        if self._reasoning is None:
+            self._reasoning = {"id": self._item_id("rs"), "type": "reasoning", "summary": []}
+            self._thinking_index = content_index
+            opening += self._item_event("response.output_item.added", self._reasoning)
+            opening += self._event(
+                "response.reasoning_summary_part.added",
+                {**self._summary_keys(), "part": _summary_part("")},
+            )
+        self._texts.append(text)
+        return opening + self._event(
+            "response.reasoning_summary_text.delta", {**self._summary_keys(), "delta": text}
+        )
+
+    def _close_reasoning(self, signature: str | None = None) -> str:
+        """Close the open reasoning item (signed: with its ``encrypted_content``)."""
+        reasoning = self._reasoning
+        if reasoning is None:
+            return ""
+        text = "".join(self._texts)
+        keys = self._summary_keys()
+        part = _summary_part(text)
+        reasoning["summary"] = [part]
+        if signature is not None:
+            reasoning["encrypted_content"] = signature
+        events = (
+            self._event("response.reasoning_summary_text.done", {**keys, "text": text})
+            + self._event("response.reasoning_summary_part.done", {**keys, "part": part})
+            + self._item_event("response.output_item.done", reasoning)
+        )
+        self._output.append(reasoning)
+        self._reasoning = None
+        self._texts = []
+        return events
+
+    def _summary_keys(self) -> PlainObject:
+        assert self._reasoning is not None
+        return {
+            "item_id": self._reasoning["id"],
+            "output_index": len(self._output),
+            "summary_index": 0,
+        }
+
+    def _close_all(self, status: str = "completed") -> str:
+        return self._close_message(status) + self._close_reasoning()
+
+    # -- a function call item --------------------------------------------------------------
+
+    def _function_call(self, call_id: str, name: str, fragments: list[str], status: str) -> str:
+        """A function call item: added, one arguments delta per fragment, then (unless the
+        call was cut: ``status`` ``incomplete``) the arguments and the item done."""
+        events = self._close_all()  # a tool call ends a run of text, and a thinking block
+        text = "".join(fragments)
+        item_id = self._item_id("fc")
+        index = len(self._output)
+        keys: PlainObject = {"item_id": item_id, "output_index": index}
+        added = _function_item(item_id, "in_progress", call_id, name, "")
+        final = _function_item(item_id, status, call_id, name, text)
+        self._output.append(final)
+        events += self._event("response.output_item.added", {"output_index": index, "item": added})
+        for fragment in fragments:
+            events += self._event(
+                "response.function_call_arguments.delta", {**keys, "delta": fragment}
+            )
+        if status == "incomplete":
+            return events  # cut: no `.done` event ever comes
+        return (
+            events
+            + self._event(
+                "response.function_call_arguments.done", {**keys, "arguments": text, "name": name}
+            )
+            + self._event("response.output_item.done", {"output_index": index, "item": final})
+        )
+
+    # -- the events and the response object ------------------------------------------------
 
     def _item_event(self, kind: str, item: PlainObject) -> str:
         return self._event(kind, {"output_index": len(self._output), "item": item})
@@ -742,6 +862,16 @@ class Renderer(StreamRenderer):
     def _item_id(self, prefix: str) -> str:
         """An output item's id: unique within the response, as the API's are."""
         return f"{prefix}_{self._response_id}_{len(self._output)}"
+
+    def _final(self, response: CourseModelResponse, reason: str | None) -> PlainObject:
+        """The response object of the terminal event (and of a whole body)."""
+        if response.model is not None:
+            self.model = response.model  # the fixture's, over the request's
+        status = "completed" if reason is None else "incomplete"
+        body = self._response(status, self._output, _usage(response))
+        if reason is not None:
+            body["incomplete_details"] = {"reason": reason}
+        return body
 
     def _response(self, status: str, output: list[PlainJson], usage: PlainJson) -> PlainObject:
         return {
@@ -777,22 +907,49 @@ class Renderer(StreamRenderer):
     # -- whole bodies ----------------------------------------------------------------------
 
     def whole(self, response: CourseModelResponse) -> PlainObject:
-        """The response object a stream of the same blocks completes with: a message
-        item per run of text, a function call item per tool call."""
+        """The response object a stream of the same blocks ends with: a message item per
+        run of text and refusal, a reasoning item per thinking block, a function call
+        item per tool call (a cut one ``incomplete``, with the arguments received)."""
         self._response_id = response.response_id
-        for block in response.message.content:
+        # The items are built as the stream builds them; its events are not sent.
+        for index, block in enumerate(response.message.content):
             if type(block) is CourseTextBlock:
-                self._text_delta(block.text)
-            else:
-                assert type(block) is CourseToolCallBlock
-                self._function_call(block.id, block.name, block.arguments)
-        self._close_message()  # the events are not sent: only the items are kept
-        return self._response("completed", self._output, _usage(response))
+                self._delta(_TEXT_PART, block.text)
+            elif type(block) is CourseToolCallBlock:
+                arguments = [compact(thaw(block.arguments))]
+                self._function_call(block.id, block.name, arguments, "completed")
+            elif type(block) is CourseThinkingBlock:
+                self._thinking(block.text, index)
+                self._close_reasoning(block.signature)
+            elif type(block) is CourseRefusalBlock:
+                self._delta(_REFUSAL_PART, block.text)
+            elif type(block) is CourseIncompleteToolCallBlock:
+                self._function_call(block.id, block.name, [block.arguments_text], "incomplete")
+            else:  # redacted thinking: left out
+                assert type(block) is CourseRedactedThinkingBlock
+        reason = _incomplete_reason(response)
+        self._close_all("completed" if reason is None else "incomplete")
+        return self._final(response, reason)
 
     @staticmethod
     def error_body(error: FixtureProviderError) -> PlainObject:
         code, message = error_words(error)
         return {"error": {"message": message, "type": code, "code": code}}
+
+
+def _fragments_of(call: CourseToolCallChunk) -> list[str]:
+    """The arguments as they are streamed: the call's compact JSON, in one delta."""
+    return [compact(thaw(call.arguments))]
+
+
+def _incomplete_reason(response: CourseModelResponse) -> str | None:
+    """The ``incomplete_details.reason`` of a response the API reports incomplete (the
+    fixture's ``providerStopReason`` when it is a word of its end), else ``None``."""
+    words = _INCOMPLETE_ENDS.get(response.stop_reason)
+    if words is None:
+        return None
+    provider_word = response.provider_stop_reason
+    return provider_word if provider_word in words else words[0]
 
 
 def _message_item(item_id: str, status: str, content: list[PlainJson]) -> PlainObject:
@@ -805,8 +962,15 @@ def _message_item(item_id: str, status: str, content: list[PlainJson]) -> PlainO
     }
 
 
-def _text_part(text: str) -> PlainObject:
-    return {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
+def _part(kind: str, text: str) -> PlainObject:
+    """A message's content part: an ``output_text`` part, or a ``refusal`` part."""
+    if kind == _TEXT_PART:
+        return {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
+    return {"type": "refusal", "refusal": text}
+
+
+def _summary_part(text: str) -> PlainObject:
+    return {"type": "summary_text", "text": text}
 
 
 def _function_item(
@@ -823,11 +987,16 @@ def _function_item(
 
 
 def _usage(response: CourseModelResponse) -> PlainObject:
+    """The API's usage object. Its detail objects are always there, as the API sends
+    them (and the SDK requires): a count the fixture does not have is 0."""
     usage = response.usage
     return {
         "input_tokens": usage.input_tokens,
-        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+        "input_tokens_details": {
+            "cached_tokens": usage.cache_read_tokens or 0,
+            "cache_write_tokens": usage.cache_write_tokens or 0,
+        },
         "output_tokens": usage.output_tokens,
-        "output_tokens_details": {"reasoning_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens or 0},
         "total_tokens": usage.input_tokens + usage.output_tokens,
     }

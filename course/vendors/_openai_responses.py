@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import Final, NamedTuple
+from typing import Final, NamedTuple, TypeAlias, cast
 
 from .._errors import FixtureProviderError
 from .._json import PlainJson, thaw
@@ -193,6 +193,13 @@ _Code = RecordingErrorCode
 _ROOT: Final[Path] = ()
 _ITEM: Final[Path] = ("item",)
 _RESPONSE: Final[Path] = ("response",)
+_REASONING: Final = "reasoning"
+_LENGTH_REASON: Final = "max_output_tokens"
+_FILTER_REASON: Final = "content_filter"
+
+Counts: TypeAlias = tuple[int, int, int | None, int | None, int | None]
+"""A recorded usage's input, output, cache read, cache write and reasoning counts (the
+last three ``None`` when not reported)."""
 
 
 class _Item:
@@ -204,7 +211,8 @@ class _Item:
         self, kind: str, call_id: str = "", name: str = "", output_index: int | None = None
     ) -> None:
         self.kind = kind
-        """The item's ``type``: ``message``, ``function_call``, or an ignored kind."""
+        """The item's ``type``: ``message``, ``function_call``, (version 2) ``reasoning``,
+        or an ignored kind."""
         self.call_id = call_id
         self.name = name
         self.output_index = output_index
@@ -227,6 +235,13 @@ class Importer(StreamImporter):
         """A function call completed."""
         self._done_read = False
         """The trailing ``[DONE]`` was read."""
+        self._thinking_item = ""
+        """The reasoning item whose ``thinking_delta`` was the last record (version 2),
+        while ``_thinking_end`` is the record count."""
+        self._thinking_end = -1
+        self._open_calls: list[_WholeItem] = []
+        """A non-streamed body's function call items that were not completed (version 2:
+        its end decides what they become)."""
 
     def feed(self, event: Event) -> None:
         data = event.data
@@ -246,7 +261,7 @@ class Importer(StreamImporter):
             kind = self.string(data, "type", _ROOT)  # raises: missing or not a string
         if event.name and event.name != kind:
             raise self.misnamed(event.name, kind)
-        handler = _HANDLERS.get(kind)
+        handler = (_HANDLERS if self.schema_version < 2 else _HANDLERS_V2).get(kind)
         if handler is None:
             self._on_other(kind)
         else:
@@ -257,16 +272,22 @@ class Importer(StreamImporter):
     def _on_created(self, data: PlainObject) -> None:
         response = self.obj(data, "response", _ROOT)
         response_id = self.identifier(response, "id", _RESPONSE)
+        model = None
+        if self.schema_version >= 2:
+            model = self.string(response, "model", _RESPONSE, optional=True)
         if self.terminal_read:
             raise self._after_terminal("response.created")
         if self.started:
             raise self.out_of_order("A second `response.created`: the response has started")
-        self.start(response_id)
+        self.start(response_id, model=model)
 
     def _on_completed(self, data: PlainObject) -> None:
         response, response_id = self._terminal_response(data)
-        usage = self._usage_of(response, ("response", "usage"))
+        counts = self._usage_of(response, ("response", "usage"))
         self._check_terminal_place("response.completed", response_id)
+        if self._refusal and self.schema_version >= 2:
+            self._finish("refusal", None, counts, _RESPONSE)
+            return
         for item_id, item in self._items.items():
             if item.kind == _FUNCTION_CALL and not item.done:
                 raise self.malformed(
@@ -277,14 +298,65 @@ class Importer(StreamImporter):
         if self._refusal:
             self.refused("".join(self._refusal))
             return
-        self.end(self._tool_called, usage, _RESPONSE)
+        stop = "tool_call" if self._tool_called else "stop"
+        self._finish(stop, None, counts, _RESPONSE)
 
     def _on_incomplete(self, data: PlainObject) -> None:
         response, response_id = self._terminal_response(data)
         details = self.obj(response, "incomplete_details", _RESPONSE)
         reason = self.string(details, "reason", ("response", "incomplete_details"))
+        counts = None
+        if self.schema_version >= 2:
+            counts = self._usage_of(response, ("response", "usage"))
         self._check_terminal_place("response.incomplete", response_id)
-        self.stopped(reason)
+        if self.schema_version < 2:
+            self.stopped(reason)
+            return
+        if reason == _LENGTH_REASON and not self._refusal:
+            self._cut_open_calls()
+        self._end_incomplete(reason, counts, _RESPONSE)
+
+    def _end_incomplete(self, reason: str, counts: Counts | None, path: Path) -> None:
+        """Version 2: an incomplete response ends as its reason says (refusal text makes
+        it a refusal whatever the reason); a reason outside the SPEC's table stays a
+        transport error with that code."""
+        if self._refusal:
+            self._finish("refusal", reason, counts, path)
+        elif reason == _LENGTH_REASON:
+            self._finish("length", reason, counts, path)
+        elif reason == _FILTER_REASON:
+            self._finish("content_filter", reason, counts, path)
+        else:
+            self.stopped(reason)
+
+    def _finish(
+        self, stop: str, provider_word: str | None, counts: Counts | None, path: Path
+    ) -> None:
+        """A ``response_end`` (class 5: the usage rules, at the usage object, then the
+        usage's presence, at its owner ``path`` names)."""
+        usage = None if counts is None else self.usage_details(*counts, path=(*path, "usage"))
+        self.finish(stop, usage, provider_word, path)
+
+    def _cut_open_calls(self) -> None:
+        """At a ``length`` end: the last function call still open is the cut one; every
+        other open call must have complete arguments and is a tool call, before it."""
+        open_calls = [
+            item for item in self._items.values() if item.kind == _FUNCTION_CALL and not item.done
+        ]
+        if not open_calls:
+            return
+        *complete, cut = open_calls
+        for item in complete:
+            arguments = "".join(item.arguments)
+            self.tool_call(
+                item.call_id,
+                item.name,
+                arguments,
+                None,
+                item.output_index,
+                fragments=item.arguments,
+            )
+        self.incomplete_tool_call(cut.call_id, cut.name, cut.arguments)
 
     def _on_failed(self, data: PlainObject) -> None:
         response, response_id = self._terminal_response(data)
@@ -355,8 +427,12 @@ class Importer(StreamImporter):
         if item_id in self._items:
             raise self.out_of_order(f"Output item {quote(item_id)} was added twice")
         self._items[item_id] = entry
-        if kind not in (_MESSAGE, _FUNCTION_CALL):
+        if kind not in (_MESSAGE, _FUNCTION_CALL) and not self._reads(kind):
             self.ignore(f"response.output_item.added:{kind}")
+
+    def _reads(self, kind: str) -> bool:
+        """Whether items of an ignorable ``kind`` are read: reasoning, in version 2."""
+        return kind == _REASONING and self.schema_version >= 2
 
     def _on_item_done(self, data: PlainObject) -> None:
         item = self.obj(data, "item", _ROOT)
@@ -365,10 +441,13 @@ class Importer(StreamImporter):
         arguments: str | None = None
         call_id: str | None = None
         name: str | None = None
+        encrypted: str | None = None
         if kind == _FUNCTION_CALL:
             arguments = self.string(item, "arguments", _ITEM)
             call_id = self.string(item, "call_id", _ITEM, optional=True)
             name = self.string(item, "name", _ITEM, optional=True)
+        elif kind == _REASONING and self.schema_version >= 2:
+            encrypted = self.string(item, "encrypted_content", _ITEM, optional=True)
         entry = self._open_item(item_id, "response.output_item.done")
         if kind is not None and kind != entry.kind:
             raise self.malformed(
@@ -378,7 +457,11 @@ class Importer(StreamImporter):
             )
         entry.done = True
         if entry.kind != _FUNCTION_CALL:
-            if entry.kind != _MESSAGE:
+            if self._reads(entry.kind):
+                if kind is None:  # the done item did not say its type
+                    encrypted = self.string(item, "encrypted_content", _ITEM, optional=True)
+                self._sign(item_id, encrypted)
+            elif entry.kind != _MESSAGE:
                 self.ignore(f"response.output_item.done:{entry.kind}")
             return
         if arguments is None:  # the done item did not say its type
@@ -401,7 +484,12 @@ class Importer(StreamImporter):
                 ("item", "arguments"),
             )
         self.tool_call(
-            entry.call_id, entry.name, arguments, ("item", "arguments"), entry.output_index
+            entry.call_id,
+            entry.name,
+            arguments,
+            ("item", "arguments"),
+            entry.output_index,
+            fragments=entry.arguments,
         )
         self._tool_called = True
 
@@ -410,7 +498,7 @@ class Importer(StreamImporter):
         entry = self._open_item(item_id, "response.output_text.delta")
         if entry.kind == _MESSAGE:
             self.text(delta)
-        elif entry.kind == _FUNCTION_CALL:
+        elif entry.kind == _FUNCTION_CALL or self._reads(entry.kind):
             raise self._wrong_item("response.output_text.delta", item_id, entry)
         else:
             self.ignore(f"response.output_text.delta:{entry.kind}")
@@ -421,7 +509,8 @@ class Importer(StreamImporter):
         if entry.kind == _MESSAGE:
             if delta:  # only non-empty refusal text makes a refusal
                 self._refusal.append(delta)
-        elif entry.kind == _FUNCTION_CALL:
+                self.refusal(delta)
+        elif entry.kind == _FUNCTION_CALL or self._reads(entry.kind):
             raise self._wrong_item("response.refusal.delta", item_id, entry)
         else:
             self.ignore(f"response.refusal.delta:{entry.kind}")
@@ -431,14 +520,38 @@ class Importer(StreamImporter):
         entry = self._open_item(item_id, "response.function_call_arguments.delta")
         if entry.kind == _FUNCTION_CALL:
             entry.arguments.append(delta)
-        elif entry.kind == _MESSAGE:
+        elif entry.kind == _MESSAGE or self._reads(entry.kind):
             raise self._wrong_item("response.function_call_arguments.delta", item_id, entry)
         else:
             self.ignore(f"response.function_call_arguments.delta:{entry.kind}")
 
+    def _on_reasoning_delta(self, data: PlainObject) -> None:
+        """Version 2: a reasoning summary or reasoning text delta is a thinking delta."""
+        kind = cast(str, data["type"])
+        item_id, delta = self._delta_fields(data)
+        entry = self._open_item(item_id, kind)
+        if entry.kind == _REASONING:
+            if delta:  # an empty one makes no record
+                self.thinking(delta)
+                self._thinking_item = item_id
+                self._thinking_end = len(self.records)
+        elif entry.kind in (_MESSAGE, _FUNCTION_CALL):
+            raise self._wrong_item(kind, item_id, entry)
+        else:
+            self.ignore(f"{kind}:{entry.kind}")
+
+    def _sign(self, item_id: str, encrypted: str | None) -> None:
+        """A reasoning item's ``encrypted_content`` signs its thinking block, right after
+        a thinking delta of the item (an empty one when its text did not just come)."""
+        if not encrypted:
+            return
+        if self._thinking_item != item_id or self._thinking_end != len(self.records):
+            self.thinking("")
+        self.thinking_signature(encrypted)
+
     def _on_other(self, kind: str) -> None:
         self._check_place(kind)
-        if kind not in _RESTATING:
+        if kind not in _RESTATING and (self.schema_version < 2 or kind not in _RESTATING_V2):
             self.ignore(kind)
 
     # -- shared checks ---------------------------------------------------------------------
@@ -488,8 +601,11 @@ class Importer(StreamImporter):
         # (3) the body alone: every key first, then what a fixture cannot hold
         response_id = self.identifier(body, "id", _ROOT)
         status = self.string(body, "status", _ROOT)
+        model = None
+        if self.schema_version >= 2:
+            model = self.string(body, "model", _ROOT, optional=True)
         output = self.array(body, "output", _ROOT)
-        usage = self._usage_of(body, ("usage",))
+        counts = self._usage_of(body, ("usage",))
         items = [self._whole_item(item, n) for n, item in enumerate(output)]
         reason = message = ""
         code: PlainJson = None
@@ -511,17 +627,49 @@ class Importer(StreamImporter):
                 ("status",),
             )
         # (5) what its stream would give, in its order
-        self.start(response_id)
+        self.start(response_id, model=model)
         for item in items:
             self._emit_item(item, status)
-        if status == "incomplete":
-            self.stopped(reason)
-        elif status == "failed":
+        if status == "failed":
             self.failed(message, code if type(code) is str else None)
+        elif self.schema_version >= 2:
+            self._end_whole(status, reason, counts)
+        elif status == "incomplete":
+            self.stopped(reason)
         elif self._refusal:
             self.refused("".join(self._refusal))
         else:
-            self.end(self._tool_called, usage, _ROOT)
+            self.end(self._tool_called, None if counts is None else counts[:2], _ROOT)
+
+    def _end_whole(self, status: str, reason: str, counts: Counts | None) -> None:
+        """Version 2: the end of a completed or incomplete body, its open calls decided as
+        the stream's terminal decides them."""
+        open_calls = self._open_calls
+        if status == "completed":
+            if self._refusal:
+                self._finish("refusal", None, counts, _ROOT)
+                return
+            if open_calls:
+                raise self._still_open(open_calls[0])
+            self._finish("tool_call" if self._tool_called else "stop", None, counts, _ROOT)
+            return
+        if reason == _LENGTH_REASON and not self._refusal and open_calls:
+            *complete, cut = open_calls
+            for item in complete:
+                assert item.call is not None
+                self.tool_call(*item.call, (*item.path, "arguments"), item.position)
+            assert cut.call is not None
+            call_id, name, arguments = cut.call
+            self.incomplete_tool_call(call_id, name, [arguments] if arguments else [])
+        self._end_incomplete(reason, counts, _ROOT)
+
+    def _still_open(self, item: _WholeItem) -> Refusal:
+        assert item.call is not None and item.status is not None
+        return self.malformed(
+            f"The response completed while function call {quote(item.call[0])} "
+            f"is {quote(item.status)}",
+            (*item.path, "status"),
+        )
 
     def _whole_item(self, item: PlainJson, index: int) -> _WholeItem:
         """Output item ``index`` of a ``response`` object, checked on its own (class 3)."""
@@ -551,7 +699,24 @@ class Importer(StreamImporter):
                 self.string(item, "arguments", path),
             )
             return _WholeItem(kind, index, item_status, call=call)
+        if self._reads(kind):
+            return self._whole_reasoning(item, index, item_status)
         return _WholeItem(kind, index, item_status, unsupported=_asks_the_client(kind, item))
+
+    def _whole_reasoning(self, item: PlainObject, index: int, status: str | None) -> _WholeItem:
+        """A reasoning item of a ``response`` object (version 2): its summary texts, then
+        its reasoning texts, and its ``encrypted_content``."""
+        path: Path = ("output", index)
+        texts: list[str] = []
+        for key, kind in (("summary", "summary_text"), ("content", "reasoning_text")):
+            for n, part in enumerate(self.array(item, key, path, optional=True) or ()):
+                part_path: Path = (*path, key, n)
+                if type(part) is not dict:
+                    raise self.mistyped(part, dict, part_path)
+                if self.string(part, "type", part_path, optional=True) in (None, kind):
+                    texts.append(self.string(part, "text", part_path))
+        encrypted = self.string(item, "encrypted_content", path, optional=True)
+        return _WholeItem(_REASONING, index, status, parts=(), thinking=(tuple(texts), encrypted))
 
     def _emit_item(self, item: _WholeItem, status: str) -> None:
         """The records of one checked output item (class 5)."""
@@ -562,34 +727,55 @@ class Importer(StreamImporter):
                 elif kind == "refusal":
                     if text:
                         self._refusal.append(text)
+                        self.refusal(text)
                 else:
                     self.ignore(f"output.message.content:{kind}")
         elif item.call is not None:
             if item.status not in (None, "completed"):
-                # Its stream had no `output_item.done` for it: never a tool call.
-                if status == "completed":
-                    raise self.malformed(
-                        f"The response completed while function call {quote(item.call[0])} "
-                        f"is {quote(item.status)}",
-                        (*item.path, "status"),
-                    )
+                # Its stream had no `output_item.done` for it: never a tool call at once.
+                if self.schema_version >= 2:
+                    self._open_calls.append(item)  # the end decides
+                elif status == "completed":
+                    raise self._still_open(item)
                 return
-            call_id, name, arguments = item.call
-            self.tool_call(call_id, name, arguments, (*item.path, "arguments"), item.position)
+            self.tool_call(*item.call, (*item.path, "arguments"), item.position)
             self._tool_called = True
+        elif item.thinking is not None:
+            texts, encrypted = item.thinking
+            thought = False
+            for text in texts:
+                if text:
+                    self.thinking(text)
+                    thought = True
+            if encrypted:
+                if not thought:
+                    self.thinking("")
+                self.thinking_signature(encrypted)
         else:
             self.ignore(f"output:{item.kind}")
 
-    def _usage_of(self, owner: PlainObject, path: Path) -> tuple[int, int] | None:
+    def _usage_of(self, owner: PlainObject, path: Path) -> Counts | None:
         """The token counts of ``owner[usage]`` (at ``path``): a null or missing usage is
-        ``None`` (the fallback's turn)."""
+        ``None`` (the fallback's turn). Version 2 reads the details too (each optional)."""
         recorded = self.obj(owner, "usage", path[:-1], optional=True)
         if recorded is None:
             return None
         input_tokens = self.count(recorded, "input_tokens", path)
         output_tokens = self.count(recorded, "output_tokens", path)
         assert input_tokens is not None and output_tokens is not None  # both required
-        return (input_tokens, output_tokens)
+        if self.schema_version < 2:
+            return (input_tokens, output_tokens, None, None, None)
+        cache_read = cache_write = reasoning = None
+        inputs = self.obj(recorded, "input_tokens_details", path, optional=True)
+        if inputs is not None:
+            inputs_path: Path = (*path, "input_tokens_details")
+            cache_read = self.count(inputs, "cached_tokens", inputs_path, optional=True)
+            cache_write = self.count(inputs, "cache_write_tokens", inputs_path, optional=True)
+        outputs = self.obj(recorded, "output_tokens_details", path, optional=True)
+        if outputs is not None:
+            outputs_path: Path = (*path, "output_tokens_details")
+            reasoning = self.count(outputs, "reasoning_tokens", outputs_path, optional=True)
+        return (input_tokens, output_tokens, cache_read, cache_write, reasoning)
 
     def _error_body(self, body: PlainObject) -> None:
         """The error body of an HTTP answer: ``{"error": {"message": ..., "code": ...}}``."""
@@ -614,6 +800,8 @@ class _WholeItem(NamedTuple):
     """A function call's ``call_id``, ``name`` and ``arguments``."""
     unsupported: bool = False
     """The item asks the client to act."""
+    thinking: tuple[tuple[str, ...], str | None] | None = None
+    """A reasoning item's texts and ``encrypted_content`` (version 2)."""
 
     @property
     def path(self) -> Path:
@@ -635,6 +823,23 @@ _HANDLERS: Final[Mapping[str, _Handler]] = {
     "error": Importer._on_error,
 }
 """The events that mean something, by ``type``; every other ``response.*`` is ignorable."""
+
+_HANDLERS_V2: Final[Mapping[str, _Handler]] = {
+    **_HANDLERS,
+    "response.reasoning_summary_text.delta": Importer._on_reasoning_delta,
+    "response.reasoning_text.delta": Importer._on_reasoning_delta,
+}
+"""Version 2 reads reasoning items too."""
+
+# Version 2: the reasoning events that only restate what the deltas and items say.
+_RESTATING_V2: Final = frozenset(
+    {
+        "response.reasoning_summary_part.added",
+        "response.reasoning_summary_part.done",
+        "response.reasoning_summary_text.done",
+        "response.reasoning_text.done",
+    }
+)
 
 
 # -- serve --------------------------------------------------------------------------------

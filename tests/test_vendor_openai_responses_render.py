@@ -508,9 +508,8 @@ def test_an_async_client_through_a_real_server() -> None:
 def test_the_bundled_fixture_round_trips() -> None:
     for index in (0, 1):
         records = bundled(index)
-        imported = thaw(import_recording(serve_stream(records).body, schema_version=1).response)[
-            "records"
-        ]
+        recording = import_recording(serve_stream(records).body, schema_version=1)
+        imported = thaw(recording.response)["records"]
         assert imported == _camel(records)
 
 

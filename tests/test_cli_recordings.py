@@ -317,7 +317,7 @@ def test_the_output_is_written_whole_keeping_its_mode_and_through_a_link(
     status, _, _ = run_import(capsys, recording, "-o", str(link))
     assert status == EXIT_OK
     assert link.is_symlink()
-    assert json.loads(target.read_text(encoding="utf-8"))["schemaVersion"] == 1
+    assert json.loads(target.read_text(encoding="utf-8"))["schemaVersion"] == 2
     assert target.stat().st_mode & 0o777 == 0o640
     assert sorted(path.name for path in target.parent.iterdir()) == ["chat.json"]
 

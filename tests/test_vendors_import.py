@@ -369,7 +369,7 @@ def test_load_recordings_reads_each_file_in_order(tmp_path: Path) -> None:
     two = tmp_path / "two.sse"
     two.write_bytes((START.replace("r1", "r2") + END).encode())
     fixture = load_recordings(one, str(two))
-    assert fixture["schemaVersion"] == 1
+    assert fixture["schemaVersion"] == 2
     ids = [r["records"][0]["responseId"] for r in cast("list[Any]", fixture["responses"])]
     assert ids == ["r1", "r2"]
 

@@ -61,6 +61,7 @@ from .._model import (
     CourseToolCallBlock,
     CourseToolCallChunk,
 )
+from .._stream import CourseModelStream
 from ._recording import (
     Event,
     Path,
@@ -844,6 +845,8 @@ _RESTATING_V2: Final = frozenset(
 
 # -- serve --------------------------------------------------------------------------------
 
+_CALLS: Final = ("tool_call", "tool_call_incomplete")
+"""The record types whose ``argumentFragments`` the renderer streams."""
 _TEXT_PART: Final = "output_text"
 _REFUSAL_PART: Final = "refusal"
 _INCOMPLETE_ENDS: Final[Mapping[str, tuple[str, ...]]] = {
@@ -880,6 +883,15 @@ class Renderer(StreamRenderer):
         """The reasoning item a thinking block is writing, while it is open."""
         self._thinking_index = -1
         """The ``content_index`` of the thinking block the open reasoning item renders."""
+        self._stream: CourseModelStream | None = None
+        self._fragments: Mapping[str, tuple[str, ...]] | None = None
+        """Each call's ``argumentFragments`` by call id, read from the records when the
+        first call comes."""
+
+    def follow(self, stream: CourseModelStream) -> None:
+        """Render ``stream``: its calls' argument fragments, which its chunks alone do not
+        carry, are read from its records."""
+        self._stream = stream
 
     # -- streaming -------------------------------------------------------------------------
 
@@ -893,7 +905,8 @@ class Renderer(StreamRenderer):
         if type(chunk) is CourseTextDeltaChunk:
             return self._close_reasoning() + self._delta(_TEXT_PART, chunk.text)
         if type(chunk) is CourseToolCallChunk:
-            return self._function_call(chunk.id, chunk.name, _fragments_of(chunk), "completed")
+            fragments = self._fragments_of(chunk.id) or [compact(thaw(chunk.arguments))]
+            return self._function_call(chunk.id, chunk.name, fragments, "completed")
         if type(chunk) is CourseThinkingDeltaChunk:
             return self._thinking(chunk.text, chunk.content_index)
         if type(chunk) is CourseThinkingSignatureChunk:
@@ -901,7 +914,10 @@ class Renderer(StreamRenderer):
         if type(chunk) is CourseRefusalDeltaChunk:
             return self._close_reasoning() + self._delta(_REFUSAL_PART, chunk.text)
         if type(chunk) is CourseIncompleteToolCallChunk:
-            return self._function_call(chunk.id, chunk.name, [chunk.arguments_text], "incomplete")
+            fragments = self._fragments_of(chunk.id)
+            if "".join(fragments) != chunk.arguments_text:  # its records are not at hand
+                fragments = [chunk.arguments_text] if chunk.arguments_text else []
+            return self._function_call(chunk.id, chunk.name, fragments, "incomplete")
         # A redacted thinking block has no place in this format: it is left out (a
         # thinking block after it is another block, so another reasoning item).
         assert type(chunk) is CourseRedactedThinkingChunk
@@ -1054,6 +1070,15 @@ class Renderer(StreamRenderer):
             + self._event("response.output_item.done", {"output_index": index, "item": final})
         )
 
+    def _fragments_of(self, call_id: str) -> list[str]:
+        """The call's ``argumentFragments`` (``[]``: none, or the records are not at hand,
+        as from an async source)."""
+        fragments = self._fragments
+        if fragments is None:
+            stream = self._stream
+            fragments = self._fragments = _fragments(() if stream is None else stream._records)
+        return list(fragments.get(call_id, ()))
+
     # -- the events and the response object ------------------------------------------------
 
     def _item_event(self, kind: str, item: PlainObject) -> str:
@@ -1070,8 +1095,6 @@ class Renderer(StreamRenderer):
 
     def _final(self, response: CourseModelResponse, reason: str | None) -> PlainObject:
         """The response object of the terminal event (and of a whole body)."""
-        if response.model is not None:
-            self.model = response.model  # the fixture's, over the request's
         status = "completed" if reason is None else "incomplete"
         body = self._response(status, self._output, _usage(response))
         if reason is not None:
@@ -1121,8 +1144,8 @@ class Renderer(StreamRenderer):
             if type(block) is CourseTextBlock:
                 self._delta(_TEXT_PART, block.text)
             elif type(block) is CourseToolCallBlock:
-                arguments = [compact(thaw(block.arguments))]
-                self._function_call(block.id, block.name, arguments, "completed")
+                fragments = self._fragments_of(block.id) or [compact(thaw(block.arguments))]
+                self._function_call(block.id, block.name, fragments, "completed")
             elif type(block) is CourseThinkingBlock:
                 self._thinking(block.text, index)
                 self._close_reasoning(block.signature)
@@ -1142,9 +1165,21 @@ class Renderer(StreamRenderer):
         return {"error": {"message": message, "type": code, "code": code}}
 
 
-def _fragments_of(call: CourseToolCallChunk) -> list[str]:
-    """The arguments as they are streamed: the call's compact JSON, in one delta."""
-    return [compact(thaw(call.arguments))]
+def _fragments(records: tuple[object, ...]) -> Mapping[str, tuple[str, ...]]:
+    """Each call's ``argumentFragments`` by call id, from one response's records (the
+    first record of an id is the one that streams: the parser refuses a later one)."""
+    found: dict[str, tuple[str, ...]] = {}
+    for record in records:
+        if not isinstance(record, Mapping) or record.get("type") not in _CALLS:
+            continue
+        call_id, fragments = record.get("id"), record.get("argumentFragments")
+        if type(call_id) is not str or call_id in found:
+            continue
+        if isinstance(fragments, tuple | list) and all(type(part) is str for part in fragments):
+            found[call_id] = tuple(fragments)
+        else:
+            found[call_id] = ()
+    return found
 
 
 def _incomplete_reason(response: CourseModelResponse) -> str | None:

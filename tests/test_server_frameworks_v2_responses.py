@@ -109,8 +109,8 @@ async def test_the_encrypted_reasoning_goes_back_with_the_tool_result(
 ) -> None:
     result = await run_agent(course_server, streamed=True)
     assert result.final_output == "The sum is 42."
-    # What the Agents SDK sent on its second turn, as JSON.
-    items: list[dict[str, Any]] = json.loads(json.dumps(thaw(course_server.requests[1])))["input"]
+    second: Any = thaw(course_server.requests[1])  # what the Agents SDK sent next
+    items: list[dict[str, Any]] = second["input"]
     reasoning = [item for item in items if item.get("type") == "reasoning"]
     assert [item.get("encrypted_content") for item in reasoning] == [SECRET]
     assert [part["text"] for part in reasoning[0]["summary"]] == ["Both are integers."]

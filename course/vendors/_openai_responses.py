@@ -8,32 +8,45 @@ judged in the SPEC's classes: its ``type`` must be ``error`` or start with
 type (the event alone); then its place (after ``response.created``, before the
 terminal, for an item that was added and is not done); then against earlier events.
 
-- ``response.created`` is the start: ``response.id`` is the ``responseId``.
+- ``response.created`` is the start: ``response.id`` is the ``responseId`` (version 2:
+  ``response.model`` the model).
 - Output items are tracked by ``item.id`` from ``response.output_item.added``:
   ``message`` items carry text (``response.output_text.delta``) and refusal text
   (``response.refusal.delta``); ``function_call`` items are tool calls, complete at
   their ``response.output_item.done``, whose ``item.arguments`` must equal the
-  argument deltas when there were any; a ``custom_tool_call``, and every item that asks
-  the client to act (a computer, shell or patch call, an MCP approval, a client-side
-  tool search), is unsupported; every other kind (reasoning, web search, ...) is
-  ignored with its events.
+  argument deltas when there were any (version 2 keeps the deltas as the fragments); a
+  ``custom_tool_call``, and every item that asks the client to act (a computer, shell
+  or patch call, an MCP approval, a client-side tool search), is unsupported; version 2
+  reads ``reasoning`` items (their summary and reasoning text deltas are one thinking
+  block, signed by the ``encrypted_content`` of their ``output_item.done``); every
+  other kind (web search, ...; in version 1 reasoning too) is ignored with its events.
 - ``response.completed`` ends the response (``tool_call`` when a function call
-  completed, else ``stop``; any refusal text makes it a ``refusal`` transport error);
-  ``response.incomplete`` is a transport error coded with its reason;
+  completed, else ``stop``; any refusal text makes it a ``refusal`` transport error,
+  in version 2 a ``refusal`` end); ``response.incomplete`` is a transport error coded
+  with its reason (version 2: ``max_output_tokens`` is a ``length`` end, which cuts
+  the last open call, and ``content_filter`` a ``content_filter`` end, each keeping the
+  reason as the provider's word; another reason stays a transport error);
   ``response.failed`` one with its ``response.error``; an ``error`` event is the
   provider error event (its fields nested under ``error``, as the live API sends them,
-  or at the top). One ``data: [DONE]`` may trail the terminal.
+  or at the top). One ``data: [DONE]`` may trail the terminal. Version 2 keeps the
+  usage details (cached, cache-write and reasoning tokens).
 - Every other ``response.*`` event is ignorable: it only obeys the place rules.
 - A non-streamed ``response`` object gives what its stream would: its ``output`` items
   in order, then its ``status`` read as the terminal event of that name.
 
 **Serve.** ``Renderer`` streams ``response.created``; a ``message`` item for each run
-of text deltas (added, content part added, one ``output_text.delta`` per delta, then
-the text, the part and the item done); a ``function_call`` item per tool call (added,
-one arguments delta, arguments done, item done); then ``response.completed`` with
-every item and the usage. Events carry ``sequence_number`` from 0, ``output_index``
-and, for parts, ``item_id`` and ``content_index``. A failure once streaming has
-begun is an ``error`` event.
+of text and refusal deltas (added, then per run an ``output_text`` or ``refusal`` part:
+added, one delta per delta, the text and the part done; then the item done); a
+``reasoning`` item per thinking block (added, a summary part, one summary delta per
+delta, then the summary, the part and the item done, with ``encrypted_content`` when
+signed); a ``function_call`` item per tool call (added, one arguments delta per
+fragment, arguments done, item done; a cut call is added with its deltas and never
+done); then ``response.completed``, or ``response.incomplete`` with its reason for a
+``length`` or ``content_filter`` end, with every item and the usage. Redacted thinking
+and call signatures have no place in the format and are left out. Events carry
+``sequence_number`` from 0, ``output_index`` and, for parts, ``item_id`` and
+``content_index`` (``summary_index``). A failure once streaming has begun is an
+``error`` event.
 """
 
 from __future__ import annotations

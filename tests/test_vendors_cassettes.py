@@ -649,3 +649,71 @@ def test_a_response_aliases_repeat_is_read_once_however_large_its_headers(
     path.write_text(text)
     assert len(responses(path)) == 501
     assert len(read) == 1
+
+
+# -- version 2: an error answer's status and retry delay ------------------------------------
+
+RATE_LIMITED: Final = json.dumps(
+    {"error": {"message": "Slow down", "type": "requests", "code": "rate_limit_exceeded"}}
+)
+
+
+@pytest.mark.parametrize(
+    ("headers", "retry_after"),
+    [
+        ({"retry-after-ms": ["1500"], "retry-after": ["2"]}, 1.5),  # the exact one first
+        ({"retry-after-ms": ["2000"]}, 2),
+        ({"Retry-After": ["30"]}, 30),
+        ({"retry-after": ["0.25"]}, 0.25),
+        ({"retry-after": ["0"]}, 0),
+        ({"retry-after": ["86400"]}, 86400),
+        ({"retry-after-ms": ["soon"], "retry-after": ["7"]}, 7),
+        ({"retry-after": ["Wed, 21 Oct 2015 07:28:00 GMT"]}, None),  # a date: no delay
+        ({"retry-after": ["86401"]}, None),  # past what a fixture takes
+        ({"retry-after": ["-1"]}, None),
+        ({"retry-after": ["9" * 5000]}, None),  # too long to be a delay (or to parse at once)
+        ({}, None),
+    ],
+)
+def test_an_error_answer_keeps_its_status_and_retry_delay_in_version_2(
+    tmp_path: Path, headers: dict[str, list[str]], retry_after: float | None
+) -> None:
+    path = write(tmp_path, interaction(CHAT, RATE_LIMITED, status={"code": 429}, headers=headers))
+    expected: dict[str, object] = {
+        "type": "transport_error",
+        "message": "Slow down",
+        "code": "rate_limit_exceeded",
+        "status": 429,
+    }
+    if retry_after is not None:
+        expected["retryAfter"] = retry_after
+    assert responses(path) == [{"records": [expected]}]
+    (record,) = responses(path, schema_version=1)[0]["records"]
+    assert "status" not in record and "retryAfter" not in record
+    # What was imported is what the server answers with.
+    fixture = load_recordings(path)
+    FixtureProviderAdapter(fixture)
+
+
+def test_a_status_outside_what_a_fixture_takes_is_left_out(tmp_path: Path) -> None:
+    path = write(tmp_path, interaction(CHAT, RATE_LIMITED, status={"code": 600}))
+    (record,) = responses(path)[0]["records"]
+    assert "status" not in record
+
+
+def test_aliased_bodies_answered_with_other_statuses_keep_each_its_own(tmp_path: Path) -> None:
+    body = json.dumps(RATE_LIMITED)
+    text = (
+        "interactions:\n"
+        f"- request: {{method: POST, uri: '{CHAT}'}}\n"
+        f"  response:\n    status: {{code: 429}}\n    body: &b {{string: {body}}}\n"
+        "    headers: {retry-after: ['1']}\n"
+        f"- request: {{method: POST, uri: '{CHAT}'}}\n"
+        "  response:\n    status: {code: 503}\n    body: *b\n"
+    )
+    path = tmp_path / "statuses.yaml"
+    path.write_text(text)
+    first, second = (response["records"][0] for response in responses(path))
+    assert (first["status"], first["retryAfter"]) == (429, 1)
+    assert second["status"] == 503
+    assert "retryAfter" not in second

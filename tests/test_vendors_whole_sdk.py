@@ -127,7 +127,7 @@ def test_responses_create_and_the_fixture_agree(path: Path) -> None:
     function_calls = [
         (item.call_id, item.name, json.loads(item.arguments))
         for item in response.output
-        if item.type == "function_call"
+        if item.type == "function_call" and item.status != "incomplete"  # cut: not JSON
     ]
     if isinstance(result, CourseModelResponse):
         assert response.status == "completed"

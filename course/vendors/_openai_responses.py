@@ -74,7 +74,6 @@ from .._model import (
     CourseToolCallBlock,
     CourseToolCallChunk,
 )
-from .._stream import CourseModelStream
 from ._recording import (
     Event,
     Path,
@@ -896,15 +895,9 @@ class Renderer(StreamRenderer):
         """The reasoning item a thinking block is writing, while it is open."""
         self._thinking_index = -1
         """The ``content_index`` of the thinking block the open reasoning item renders."""
-        self._stream: CourseModelStream | None = None
         self._fragments: Mapping[str, tuple[str, ...]] | None = None
-        """Each call's ``argumentFragments`` by call id, read from the records when the
-        first call comes."""
-
-    def follow(self, stream: CourseModelStream) -> None:
-        """Render ``stream``: its calls' argument fragments, which its chunks alone do not
-        carry, are read from its records."""
-        self._stream = stream
+        """Each call's ``argumentFragments`` by call id, read from the followed stream's
+        records when the first call comes (a chunk does not carry them)."""
 
     # -- streaming -------------------------------------------------------------------------
 
@@ -1088,7 +1081,7 @@ class Renderer(StreamRenderer):
         as from an async source)."""
         fragments = self._fragments
         if fragments is None:
-            stream = self._stream
+            stream = self.stream
             fragments = self._fragments = _fragments(() if stream is None else stream._records)
         return list(fragments.get(call_id, ()))
 

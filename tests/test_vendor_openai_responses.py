@@ -1,5 +1,8 @@
 """Importing ``openai-responses`` recordings: the SPEC's mapping rows and every refusal, located.
 
+These are version-1 imports (``schema_version=1``: ``SPEC-VENDORS.md`` as written);
+``test_vendor_openai_responses_v2.py`` pins what version 2 keeps besides.
+
 Streams are built event by event with ``stream(...)``, written as the API writes them
 (``event: TYPE``, compact JSON, a blank line), so event ``i``'s data is on line
 ``3 * i + 2``. ``where(text, line, fragment)`` gives the line and column of a fragment
@@ -36,6 +39,11 @@ CALL_ITEM_ID: Final = "fc_68a1f27e3c9c8190a1b2c3d4e5f60718"
 CALL_ID: Final = "call_8tYgH2kLmN4pQ6rS0vW3xZ5b"
 REASONING_ID: Final = "rs_68a1f27c1b2a8190f0e1d2c3b4a59687"
 FORMAT: Final = "openai-responses"
+
+
+def import_v1(data: str | bytes, **options: Any) -> Recording:
+    """``import_recording`` with the version-1 rules this file pins, unless told."""
+    return import_recording(data, **{"schema_version": 1, **options})
 
 
 # -- building streams ---------------------------------------------------------------------
@@ -219,7 +227,7 @@ def call_events(
 
 
 def records(text: str | bytes, **options: Any) -> list[Any]:
-    return records_of(import_recording(text, **options))
+    return records_of(import_v1(text, **options))
 
 
 def records_of(recording: Recording) -> list[Any]:
@@ -239,7 +247,7 @@ def where(text: str, line: int, fragment: str, marker: str | None = None) -> tup
 
 def refused(text: str, **options: Any) -> RecordingError:
     with pytest.raises(RecordingError) as caught:
-        import_recording(text, **options)
+        import_v1(text, **options)
     return caught.value
 
 
@@ -281,7 +289,7 @@ def test_fits_error_and_response_events() -> None:
 
 
 def test_auto_detects_a_stream_that_opens_with_response_created() -> None:
-    recording = import_recording(stream(*text_answer("Hi")))
+    recording = import_v1(stream(*text_answer("Hi")))
     assert recording.format == FORMAT
 
 
@@ -354,7 +362,7 @@ def test_a_function_call_without_argument_deltas_takes_the_done_arguments() -> N
 
 def test_arguments_may_nest_as_deeply_as_the_adapter_accepts() -> None:
     text = stream(created(), *call_events((_DEEPEST,)), completed())
-    assert replay(import_recording(text)).stop_reason == "toolCall"
+    assert replay(import_v1(text)).stop_reason == "toolCall"
 
 
 def test_empty_arguments_are_an_empty_object() -> None:
@@ -444,7 +452,7 @@ def test_incomplete_is_a_transport_error_with_its_reason_and_open_calls_are_drop
         arguments_delta('{"city":'),
         incomplete("max_output_tokens"),
     )
-    recording = import_recording(text)
+    recording = import_v1(text)
     assert records_of(recording) == [
         start_record(),
         {"type": "text_delta", "text": "Once upon"},
@@ -484,7 +492,7 @@ def test_incomplete_is_a_transport_error_with_its_reason_and_open_calls_are_drop
     ids=["code", "null code", "numeric code", "absent code"],
 )
 def test_failed_is_a_transport_error_from_response_error(error: Event, record: Event) -> None:
-    recording = import_recording(stream(created(), failed(error), DONE))
+    recording = import_v1(stream(created(), failed(error), DONE))
     assert records_of(recording) == [start_record(), record]
     assert not recording.truncated
 
@@ -509,7 +517,7 @@ def test_an_error_event_is_a_transport_error_and_ends_the_reading(
         "data: {this is never read\n\n",
         completed(),
     )
-    recording = import_recording(text)
+    recording = import_v1(text)
     assert records_of(recording) == [
         start_record(),
         {"type": "text_delta", "text": "Partial"},
@@ -527,7 +535,7 @@ def test_an_error_event_before_the_start_is_the_whole_response() -> None:
 
 def test_one_done_comments_and_blank_lines_may_trail_the_terminal() -> None:
     text = stream(*text_answer("Hi"), DONE, ": keep-alive\n\n", "\n\n", "event: ping\n\n")
-    recording = import_recording(text)
+    recording = import_v1(text)
     assert records_of(recording)[-1] == end_record()
     assert not recording.truncated
 
@@ -539,7 +547,7 @@ def test_a_cut_stream_keeps_its_records_and_never_emits_a_partial_call() -> None
         text_delta("Checking"),
         *call_events()[:2],
     )
-    recording = import_recording(text)
+    recording = import_v1(text)
     assert recording.truncated
     assert records_of(recording) == [
         start_record(),
@@ -551,7 +559,7 @@ def test_a_cut_stream_keeps_its_records_and_never_emits_a_partial_call() -> None
 
 
 def test_a_stream_cut_right_after_the_start_is_truncated() -> None:
-    recording = import_recording(stream(created()))
+    recording = import_v1(stream(created()))
     assert recording.truncated
     assert records_of(recording) == [start_record()]
 
@@ -588,7 +596,7 @@ def test_other_item_kinds_are_ignored_with_their_events() -> None:
         {"type": "response.output_text.done", "item_id": MESSAGE_ID, "text": "Answer"},
         completed(),
     )
-    recording = import_recording(text)
+    recording = import_v1(text)
     assert records_of(recording) == [
         start_record(),
         {"type": "text_delta", "text": "Answer"},
@@ -629,7 +637,7 @@ def test_two_calls_with_one_id_are_imported_as_they_are() -> None:
         *call_events(('{"city":"Rome"}',), item_id="fc_other"),
         completed(),
     )
-    recording = import_recording(text)
+    recording = import_v1(text)
     assert records_of(recording)[1:3] == [
         tool_record({"city": "Paris"}),
         tool_record({"city": "Rome"}),
@@ -648,7 +656,7 @@ def test_events_without_event_lines_are_read_by_their_type() -> None:
 
 
 def test_a_recording_is_read_only_and_reports_its_format() -> None:
-    recording = import_recording(stream(*text_answer("Hi")))
+    recording = import_v1(stream(*text_answer("Hi")))
     assert isinstance(recording, Recording)
     assert recording.format == FORMAT
     with pytest.raises(TypeError):
@@ -1333,7 +1341,7 @@ def sdk_stream(body: bytes) -> tuple[list[Any], Any]:
 @pytest.mark.parametrize("name", SUCCEEDING)
 def test_the_sdk_agrees_with_a_successful_recording(name: str) -> None:
     body = (RESPONSES / name).read_bytes()
-    recording = import_recording(body)
+    recording = import_v1(body)
     assert recording.format == FORMAT
     assert not recording.truncated
     response = replay(recording)
@@ -1356,7 +1364,7 @@ def test_the_sdk_agrees_with_a_successful_recording(name: str) -> None:
 
 def test_the_sdk_keeps_what_the_importer_ignores() -> None:
     body = (RESPONSES / "function_call.sse").read_bytes()
-    recording = import_recording(body)
+    recording = import_v1(body)
     _, final = sdk_stream(body)
     assert [item.type for item in final.output] == ["reasoning", "function_call"]
     assert recording.ignored["response.output_item.added:reasoning"] == 1
@@ -1369,7 +1377,7 @@ def test_a_refusal_is_a_completed_response_to_the_sdk_and_a_transport_error_here
     parts = [part for item in final.output for part in item.content]
     assert [part.type for part in parts] == ["refusal"]
     with pytest.raises(FixtureProviderError) as caught:
-        replay(import_recording(body))
+        replay(import_v1(body))
     assert caught.value.code is FixtureProviderErrorCode.PROVIDER_TRANSPORT_ERROR
     assert caught.value.transport_code == "refusal"
     assert caught.value.transport_message == parts[0].refusal
@@ -1382,7 +1390,7 @@ def test_an_incomplete_response_has_no_final_response_in_the_sdk() -> None:
     assert events[-1].type == "response.incomplete"
     reason = events[-1].response.incomplete_details.reason
     with pytest.raises(FixtureProviderError) as caught:
-        replay(import_recording(body))
+        replay(import_v1(body))
     assert caught.value.transport_code == reason == "max_output_tokens"
 
 
@@ -1392,7 +1400,7 @@ def test_a_failed_response_has_no_final_response_in_the_sdk() -> None:
     assert isinstance(final, RuntimeError)
     error = events[-1].response.error
     with pytest.raises(FixtureProviderError) as caught:
-        replay(import_recording(body))
+        replay(import_v1(body))
     assert (caught.value.transport_code, caught.value.transport_message) == (
         error.code,
         error.message,
@@ -1405,7 +1413,7 @@ def test_an_error_event_reaches_the_sdk_as_an_event_and_leaves_no_final_response
     assert isinstance(final, RuntimeError)
     assert events[-1].type == "error"
     deltas = [event.delta for event in events if event.type == "response.output_text.delta"]
-    recording = import_recording(body)
+    recording = import_v1(body)
     imported = records_of(recording)
     assert [r["text"] for r in imported if r["type"] == "text_delta"] == deltas
     assert imported[-1] == {
@@ -1420,7 +1428,7 @@ def test_a_recording_that_opens_with_an_error_fails_in_the_sdk_too() -> None:
     with pytest.raises(RuntimeError):
         sdk_stream(body)
     with pytest.raises(FixtureProviderError) as caught:
-        replay(import_recording(body, format=FORMAT))
+        replay(import_v1(body, format=FORMAT))
     assert caught.value.transport_code == "rate_limit_exceeded"
 
 
@@ -1428,7 +1436,7 @@ def test_a_cut_recording_has_no_final_response_in_the_sdk_and_misses_its_termina
     body = (RESPONSES / "truncated.sse").read_bytes()
     _, final = sdk_stream(body)
     assert isinstance(final, RuntimeError)
-    recording = import_recording(body)
+    recording = import_v1(body)
     assert recording.truncated
     with pytest.raises(FixtureProviderError) as caught:
         replay(recording)
@@ -1441,7 +1449,7 @@ def test_a_recording_without_usage_needs_the_argument_where_the_sdk_reports_none
     assert final.usage is None
     error = refused(body.decode())
     assert error.code is Code.RECORDING_MISSING_USAGE
-    response = replay(import_recording(body, usage=(5, 2)))
+    response = replay(import_v1(body, usage=(5, 2)))
     assert response.message.content == (CourseTextBlock("Ready"), CourseTextBlock("."))
     assert final.output_text == "Ready."
 
@@ -1451,8 +1459,8 @@ def test_a_recording_without_usage_needs_the_argument_where_the_sdk_reports_none
 def test_every_recording_imports_the_same_with_other_line_endings(name: str, ending: str) -> None:
     text = (RESPONSES / name).read_text(encoding="utf-8")
     usage_given = (1, 1)
-    expected = import_recording(text, format=FORMAT, usage=usage_given)
-    again = import_recording(_with_line_ending(text, ending), format=FORMAT, usage=usage_given)
+    expected = import_v1(text, format=FORMAT, usage=usage_given)
+    again = import_v1(_with_line_ending(text, ending), format=FORMAT, usage=usage_given)
     assert again == expected
 
 
@@ -1483,7 +1491,7 @@ def test_an_item_that_asks_the_client_to_act_is_unsupported(item: Event) -> None
 
 def test_a_tool_search_the_server_runs_is_ignored_as_other_server_tools() -> None:
     item = {"id": "ts_1", "type": "tool_search_call", "execution": "server", "arguments": {}}
-    recording = import_recording(stream(created(), added(item), done(item), completed()))
+    recording = import_v1(stream(created(), added(item), done(item), completed()))
     assert records_of(recording) == [start_record(), end_record()]
     assert recording.ignored == {
         "response.output_item.added:tool_search_call": 1,
@@ -1603,7 +1611,7 @@ def spot_in(text: str, needle: str) -> tuple[int, int]:
 def test_a_response_object_gives_its_items_in_order_as_its_stream_would() -> None:
     reasoning: Event = {"id": REASONING_ID, "type": "reasoning", "summary": []}
     value = whole("completed", reasoning, text_item("Let me ", "check."), whole_call())
-    recording = import_recording(body(value))
+    recording = import_v1(body(value))
     assert (recording.format, recording.truncated) == (FORMAT, False)
     assert records_of(recording) == [
         start_record(),
@@ -1766,7 +1774,7 @@ def test_the_live_error_event_fails_in_the_sdk_with_the_words_it_gives_here() ->
     body = (RESPONSES / "error_event_live.sse").read_bytes()
     with pytest.raises(openai.APIError) as caught:  # the SDK reads the nested `error` too
         sdk_stream(body)
-    assert records_of(import_recording(body))[-1] == {
+    assert records_of(import_v1(body))[-1] == {
         "type": "transport_error",
         "message": caught.value.message,
         "code": caught.value.code,

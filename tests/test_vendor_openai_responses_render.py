@@ -502,13 +502,14 @@ def test_an_async_client_through_a_real_server() -> None:
     assert_agrees(finals[1], replayed(bundled(1)))
 
 
-# -- the round trip ---------------------------------------------------------------------------
+# -- the round trip (version 1; version 2: test_vendor_openai_responses_v2.py) ----------
 
 
 def test_the_bundled_fixture_round_trips() -> None:
     for index in (0, 1):
         records = bundled(index)
-        imported = thaw(import_recording(serve_stream(records).body).response)["records"]
+        recording = import_recording(serve_stream(records).body, schema_version=1)
+        imported = thaw(recording.response)["records"]
         assert imported == _camel(records)
 
 
@@ -517,7 +518,7 @@ def test_a_failure_after_chunks_round_trips() -> None:
         [start(), text("a"), tool("c1", x=1), failure("reset", "server_error")],
         [start(), tool("c1"), failure("no code")],
     ):
-        recording = import_recording(serve_stream(records).body)
+        recording = import_recording(serve_stream(records).body, schema_version=1)
         assert thaw(recording.response)["records"] == records
         assert not recording.truncated
 
@@ -637,6 +638,6 @@ def test_importing_what_is_streamed_gives_back_the_records(records: Records) -> 
     if not _succeeds(records) and chunks == 0:
         return  # an HTTP 500: there is no stream to import
     kept = [record for record in records if record != text("")]
-    recording = import_recording(serve_stream(records).body)
+    recording = import_recording(serve_stream(records).body, schema_version=1)
     assert thaw(recording.response)["records"] == _camel(kept)
     assert not recording.truncated

@@ -123,11 +123,11 @@ def test_responses_create_and_the_fixture_agree(path: Path) -> None:
     data = path.read_bytes()
     client = openai_client(data, content_type=JSON)
     response = client.responses.create(model="gpt-4.1", input="Hi")
-    result = outcome(import_recording(data))
+    result = outcome(import_recording(data, schema_version=1))  # version 2: the _v2 tests
     function_calls = [
         (item.call_id, item.name, json.loads(item.arguments))
         for item in response.output
-        if item.type == "function_call"
+        if item.type == "function_call" and item.status != "incomplete"  # cut: not JSON
     ]
     if isinstance(result, CourseModelResponse):
         assert response.status == "completed"
@@ -259,10 +259,10 @@ def test_a_whole_body_imports_as_the_stream_of_the_same_answer(
     # A Chat stream carries usage only when the request asks for it, as OpenAI's does.
     asks_usage: dict[str, Any] = {"stream_options": {"include_usage": True}}
     streamed = import_recording(
-        render_stream(renderer("m", asks_usage), records).body, format=format
+        render_stream(renderer("m", asks_usage), records).body, format=format, schema_version=1
     )
     whole = renderer("m").whole(replay_records(records))
-    body = import_recording(json.dumps(whole))
+    body = import_recording(json.dumps(whole), schema_version=1)
     assert body.format == format
     assert body.truncated is False
     got = view(records_of(body))

@@ -8,47 +8,69 @@ judged in the SPEC's classes: its ``type`` must be ``error`` or start with
 type (the event alone); then its place (after ``response.created``, before the
 terminal, for an item that was added and is not done); then against earlier events.
 
-- ``response.created`` is the start: ``response.id`` is the ``responseId``.
+- ``response.created`` is the start: ``response.id`` is the ``responseId`` (version 2:
+  ``response.model`` the model).
 - Output items are tracked by ``item.id`` from ``response.output_item.added``:
   ``message`` items carry text (``response.output_text.delta``) and refusal text
   (``response.refusal.delta``); ``function_call`` items are tool calls, complete at
   their ``response.output_item.done``, whose ``item.arguments`` must equal the
-  argument deltas when there were any; a ``custom_tool_call``, and every item that asks
-  the client to act (a computer, shell or patch call, an MCP approval, a client-side
-  tool search), is unsupported; every other kind (reasoning, web search, ...) is
-  ignored with its events.
+  argument deltas when there were any (version 2 keeps the deltas as the fragments); a
+  ``custom_tool_call``, and every item that asks the client to act (a computer, shell
+  or patch call, an MCP approval, a client-side tool search), is unsupported; version 2
+  reads ``reasoning`` items (their summary and reasoning text deltas are one thinking
+  block, signed by the ``encrypted_content`` of their ``output_item.done``); every
+  other kind (web search, ...; in version 1 reasoning too) is ignored with its events.
 - ``response.completed`` ends the response (``tool_call`` when a function call
-  completed, else ``stop``; any refusal text makes it a ``refusal`` transport error);
-  ``response.incomplete`` is a transport error coded with its reason;
+  completed, else ``stop``; any refusal text makes it a ``refusal`` transport error,
+  in version 2 a ``refusal`` end); ``response.incomplete`` is a transport error coded
+  with its reason (version 2: ``max_output_tokens`` is a ``length`` end, which cuts
+  the last open call, and ``content_filter`` a ``content_filter`` end, each keeping the
+  reason as the provider's word; another reason stays a transport error);
   ``response.failed`` one with its ``response.error``; an ``error`` event is the
   provider error event (its fields nested under ``error``, as the live API sends them,
-  or at the top). One ``data: [DONE]`` may trail the terminal.
+  or at the top). One ``data: [DONE]`` may trail the terminal. Version 2 keeps the
+  usage details (cached, cache-write and reasoning tokens).
 - Every other ``response.*`` event is ignorable: it only obeys the place rules.
 - A non-streamed ``response`` object gives what its stream would: its ``output`` items
   in order, then its ``status`` read as the terminal event of that name.
 
 **Serve.** ``Renderer`` streams ``response.created``; a ``message`` item for each run
-of text deltas (added, content part added, one ``output_text.delta`` per delta, then
-the text, the part and the item done); a ``function_call`` item per tool call (added,
-one arguments delta, arguments done, item done); then ``response.completed`` with
-every item and the usage. Events carry ``sequence_number`` from 0, ``output_index``
-and, for parts, ``item_id`` and ``content_index``. A failure once streaming has
-begun is an ``error`` event.
+of text and refusal deltas (added, then per run an ``output_text`` or ``refusal`` part:
+added, one delta per delta, the text and the part done; then the item done); a
+``reasoning`` item per thinking block (added, a summary part, one summary delta per
+delta, then the summary, the part and the item done, with ``encrypted_content`` when
+signed); a ``function_call`` item per tool call (added, one arguments delta per
+fragment, arguments done, item done; a cut call is added with its deltas and never
+done); then ``response.completed``, or ``response.incomplete`` with its reason for a
+``length`` or ``content_filter`` end, with every item and the usage. Redacted thinking
+and call signatures have no place in the format and are left out. Events carry
+``sequence_number`` from 0, ``output_index`` and, for parts, ``item_id`` and
+``content_index`` (``summary_index``). A failure once streaming has begun is an
+``error`` event.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import Final, NamedTuple
+from typing import Final, NamedTuple, TypeAlias, cast
 
 from .._errors import FixtureProviderError
-from .._json import JsonValue, PlainJson, thaw
+from .._json import PlainJson, thaw
 from .._model import (
+    CourseIncompleteToolCallBlock,
+    CourseIncompleteToolCallChunk,
     CourseModelChunk,
     CourseModelResponse,
+    CourseRedactedThinkingBlock,
+    CourseRedactedThinkingChunk,
+    CourseRefusalBlock,
+    CourseRefusalDeltaChunk,
     CourseTextBlock,
     CourseTextDeltaChunk,
+    CourseThinkingBlock,
+    CourseThinkingDeltaChunk,
+    CourseThinkingSignatureChunk,
     CourseToolCallBlock,
     CourseToolCallChunk,
 )
@@ -184,6 +206,13 @@ _Code = RecordingErrorCode
 _ROOT: Final[Path] = ()
 _ITEM: Final[Path] = ("item",)
 _RESPONSE: Final[Path] = ("response",)
+_REASONING: Final = "reasoning"
+_LENGTH_REASON: Final = "max_output_tokens"
+_FILTER_REASON: Final = "content_filter"
+
+Counts: TypeAlias = tuple[int, int, int | None, int | None, int | None]
+"""A recorded usage's input, output, cache read, cache write and reasoning counts (the
+last three ``None`` when not reported)."""
 
 
 class _Item:
@@ -195,7 +224,8 @@ class _Item:
         self, kind: str, call_id: str = "", name: str = "", output_index: int | None = None
     ) -> None:
         self.kind = kind
-        """The item's ``type``: ``message``, ``function_call``, or an ignored kind."""
+        """The item's ``type``: ``message``, ``function_call``, (version 2) ``reasoning``,
+        or an ignored kind."""
         self.call_id = call_id
         self.name = name
         self.output_index = output_index
@@ -218,6 +248,13 @@ class Importer(StreamImporter):
         """A function call completed."""
         self._done_read = False
         """The trailing ``[DONE]`` was read."""
+        self._thinking_item = ""
+        """The reasoning item whose ``thinking_delta`` was the last record (version 2),
+        while ``_thinking_end`` is the record count."""
+        self._thinking_end = -1
+        self._open_calls: list[_WholeItem] = []
+        """A non-streamed body's function call items that were not completed (version 2:
+        its end decides what they become)."""
 
     def feed(self, event: Event) -> None:
         data = event.data
@@ -237,7 +274,7 @@ class Importer(StreamImporter):
             kind = self.string(data, "type", _ROOT)  # raises: missing or not a string
         if event.name and event.name != kind:
             raise self.misnamed(event.name, kind)
-        handler = _HANDLERS.get(kind)
+        handler = (_HANDLERS if self.schema_version < 2 else _HANDLERS_V2).get(kind)
         if handler is None:
             self._on_other(kind)
         else:
@@ -248,16 +285,22 @@ class Importer(StreamImporter):
     def _on_created(self, data: PlainObject) -> None:
         response = self.obj(data, "response", _ROOT)
         response_id = self.identifier(response, "id", _RESPONSE)
+        model = None
+        if self.schema_version >= 2:
+            model = self.string(response, "model", _RESPONSE, optional=True)
         if self.terminal_read:
             raise self._after_terminal("response.created")
         if self.started:
             raise self.out_of_order("A second `response.created`: the response has started")
-        self.start(response_id)
+        self.start(response_id, model=model)
 
     def _on_completed(self, data: PlainObject) -> None:
         response, response_id = self._terminal_response(data)
-        usage = self._usage_of(response, ("response", "usage"))
+        counts = self._usage_of(response, ("response", "usage"))
         self._check_terminal_place("response.completed", response_id)
+        if self._refusal and self.schema_version >= 2:
+            self._finish("refusal", None, counts, _RESPONSE)
+            return
         for item_id, item in self._items.items():
             if item.kind == _FUNCTION_CALL and not item.done:
                 raise self.malformed(
@@ -268,14 +311,65 @@ class Importer(StreamImporter):
         if self._refusal:
             self.refused("".join(self._refusal))
             return
-        self.end(self._tool_called, usage, _RESPONSE)
+        stop = "tool_call" if self._tool_called else "stop"
+        self._finish(stop, None, counts, _RESPONSE)
 
     def _on_incomplete(self, data: PlainObject) -> None:
         response, response_id = self._terminal_response(data)
         details = self.obj(response, "incomplete_details", _RESPONSE)
         reason = self.string(details, "reason", ("response", "incomplete_details"))
+        counts = None
+        if self.schema_version >= 2:
+            counts = self._usage_of(response, ("response", "usage"))
         self._check_terminal_place("response.incomplete", response_id)
-        self.stopped(reason)
+        if self.schema_version < 2:
+            self.stopped(reason)
+            return
+        if reason == _LENGTH_REASON and not self._refusal:
+            self._cut_open_calls()
+        self._end_incomplete(reason, counts, _RESPONSE)
+
+    def _end_incomplete(self, reason: str, counts: Counts | None, path: Path) -> None:
+        """Version 2: an incomplete response ends as its reason says (refusal text makes
+        it a refusal whatever the reason); a reason outside the SPEC's table stays a
+        transport error with that code."""
+        if self._refusal:
+            self._finish("refusal", reason, counts, path)
+        elif reason == _LENGTH_REASON:
+            self._finish("length", reason, counts, path)
+        elif reason == _FILTER_REASON:
+            self._finish("content_filter", reason, counts, path)
+        else:
+            self.stopped(reason)
+
+    def _finish(
+        self, stop: str, provider_word: str | None, counts: Counts | None, path: Path
+    ) -> None:
+        """A ``response_end`` (class 5: the usage rules, at the usage object, then the
+        usage's presence, at its owner ``path`` names)."""
+        usage = None if counts is None else self.usage_details(*counts, path=(*path, "usage"))
+        self.finish(stop, usage, provider_word, path)
+
+    def _cut_open_calls(self) -> None:
+        """At a ``length`` end: the last function call still open is the cut one; every
+        other open call must have complete arguments and is a tool call, before it."""
+        open_calls = [
+            item for item in self._items.values() if item.kind == _FUNCTION_CALL and not item.done
+        ]
+        if not open_calls:
+            return
+        *complete, cut = open_calls
+        for item in complete:
+            arguments = "".join(item.arguments)
+            self.tool_call(
+                item.call_id,
+                item.name,
+                arguments,
+                None,
+                item.output_index,
+                fragments=item.arguments,
+            )
+        self.incomplete_tool_call(cut.call_id, cut.name, cut.arguments)
 
     def _on_failed(self, data: PlainObject) -> None:
         response, response_id = self._terminal_response(data)
@@ -346,8 +440,12 @@ class Importer(StreamImporter):
         if item_id in self._items:
             raise self.out_of_order(f"Output item {quote(item_id)} was added twice")
         self._items[item_id] = entry
-        if kind not in (_MESSAGE, _FUNCTION_CALL):
+        if kind not in (_MESSAGE, _FUNCTION_CALL) and not self._reads(kind):
             self.ignore(f"response.output_item.added:{kind}")
+
+    def _reads(self, kind: str) -> bool:
+        """Whether items of an ignorable ``kind`` are read: reasoning, in version 2."""
+        return kind == _REASONING and self.schema_version >= 2
 
     def _on_item_done(self, data: PlainObject) -> None:
         item = self.obj(data, "item", _ROOT)
@@ -356,10 +454,13 @@ class Importer(StreamImporter):
         arguments: str | None = None
         call_id: str | None = None
         name: str | None = None
+        encrypted: str | None = None
         if kind == _FUNCTION_CALL:
             arguments = self.string(item, "arguments", _ITEM)
             call_id = self.string(item, "call_id", _ITEM, optional=True)
             name = self.string(item, "name", _ITEM, optional=True)
+        elif kind == _REASONING and self.schema_version >= 2:
+            encrypted = self.string(item, "encrypted_content", _ITEM, optional=True)
         entry = self._open_item(item_id, "response.output_item.done")
         if kind is not None and kind != entry.kind:
             raise self.malformed(
@@ -369,7 +470,11 @@ class Importer(StreamImporter):
             )
         entry.done = True
         if entry.kind != _FUNCTION_CALL:
-            if entry.kind != _MESSAGE:
+            if self._reads(entry.kind):
+                if kind is None:  # the done item did not say its type
+                    encrypted = self.string(item, "encrypted_content", _ITEM, optional=True)
+                self._sign(item_id, encrypted)
+            elif entry.kind != _MESSAGE:
                 self.ignore(f"response.output_item.done:{entry.kind}")
             return
         if arguments is None:  # the done item did not say its type
@@ -392,7 +497,12 @@ class Importer(StreamImporter):
                 ("item", "arguments"),
             )
         self.tool_call(
-            entry.call_id, entry.name, arguments, ("item", "arguments"), entry.output_index
+            entry.call_id,
+            entry.name,
+            arguments,
+            ("item", "arguments"),
+            entry.output_index,
+            fragments=entry.arguments,
         )
         self._tool_called = True
 
@@ -401,7 +511,7 @@ class Importer(StreamImporter):
         entry = self._open_item(item_id, "response.output_text.delta")
         if entry.kind == _MESSAGE:
             self.text(delta)
-        elif entry.kind == _FUNCTION_CALL:
+        elif entry.kind == _FUNCTION_CALL or self._reads(entry.kind):
             raise self._wrong_item("response.output_text.delta", item_id, entry)
         else:
             self.ignore(f"response.output_text.delta:{entry.kind}")
@@ -412,7 +522,8 @@ class Importer(StreamImporter):
         if entry.kind == _MESSAGE:
             if delta:  # only non-empty refusal text makes a refusal
                 self._refusal.append(delta)
-        elif entry.kind == _FUNCTION_CALL:
+                self.refusal(delta)
+        elif entry.kind == _FUNCTION_CALL or self._reads(entry.kind):
             raise self._wrong_item("response.refusal.delta", item_id, entry)
         else:
             self.ignore(f"response.refusal.delta:{entry.kind}")
@@ -422,14 +533,38 @@ class Importer(StreamImporter):
         entry = self._open_item(item_id, "response.function_call_arguments.delta")
         if entry.kind == _FUNCTION_CALL:
             entry.arguments.append(delta)
-        elif entry.kind == _MESSAGE:
+        elif entry.kind == _MESSAGE or self._reads(entry.kind):
             raise self._wrong_item("response.function_call_arguments.delta", item_id, entry)
         else:
             self.ignore(f"response.function_call_arguments.delta:{entry.kind}")
 
+    def _on_reasoning_delta(self, data: PlainObject) -> None:
+        """Version 2: a reasoning summary or reasoning text delta is a thinking delta."""
+        kind = cast(str, data["type"])
+        item_id, delta = self._delta_fields(data)
+        entry = self._open_item(item_id, kind)
+        if entry.kind == _REASONING:
+            if delta:  # an empty one makes no record
+                self.thinking(delta)
+                self._thinking_item = item_id
+                self._thinking_end = len(self.records)
+        elif entry.kind in (_MESSAGE, _FUNCTION_CALL):
+            raise self._wrong_item(kind, item_id, entry)
+        else:
+            self.ignore(f"{kind}:{entry.kind}")
+
+    def _sign(self, item_id: str, encrypted: str | None) -> None:
+        """A reasoning item's ``encrypted_content`` signs its thinking block, right after
+        a thinking delta of the item (an empty one when its text did not just come)."""
+        if not encrypted:
+            return
+        if self._thinking_item != item_id or self._thinking_end != len(self.records):
+            self.thinking("")
+        self.thinking_signature(encrypted)
+
     def _on_other(self, kind: str) -> None:
         self._check_place(kind)
-        if kind not in _RESTATING:
+        if kind not in _RESTATING and (self.schema_version < 2 or kind not in _RESTATING_V2):
             self.ignore(kind)
 
     # -- shared checks ---------------------------------------------------------------------
@@ -479,8 +614,11 @@ class Importer(StreamImporter):
         # (3) the body alone: every key first, then what a fixture cannot hold
         response_id = self.identifier(body, "id", _ROOT)
         status = self.string(body, "status", _ROOT)
+        model = None
+        if self.schema_version >= 2:
+            model = self.string(body, "model", _ROOT, optional=True)
         output = self.array(body, "output", _ROOT)
-        usage = self._usage_of(body, ("usage",))
+        counts = self._usage_of(body, ("usage",))
         items = [self._whole_item(item, n) for n, item in enumerate(output)]
         reason = message = ""
         code: PlainJson = None
@@ -502,17 +640,49 @@ class Importer(StreamImporter):
                 ("status",),
             )
         # (5) what its stream would give, in its order
-        self.start(response_id)
+        self.start(response_id, model=model)
         for item in items:
             self._emit_item(item, status)
-        if status == "incomplete":
-            self.stopped(reason)
-        elif status == "failed":
+        if status == "failed":
             self.failed(message, code if type(code) is str else None)
+        elif self.schema_version >= 2:
+            self._end_whole(status, reason, counts)
+        elif status == "incomplete":
+            self.stopped(reason)
         elif self._refusal:
             self.refused("".join(self._refusal))
         else:
-            self.end(self._tool_called, usage, _ROOT)
+            self.end(self._tool_called, None if counts is None else counts[:2], _ROOT)
+
+    def _end_whole(self, status: str, reason: str, counts: Counts | None) -> None:
+        """Version 2: the end of a completed or incomplete body, its open calls decided as
+        the stream's terminal decides them."""
+        open_calls = self._open_calls
+        if status == "completed":
+            if self._refusal:
+                self._finish("refusal", None, counts, _ROOT)
+                return
+            if open_calls:
+                raise self._still_open(open_calls[0])
+            self._finish("tool_call" if self._tool_called else "stop", None, counts, _ROOT)
+            return
+        if reason == _LENGTH_REASON and not self._refusal and open_calls:
+            *complete, cut = open_calls
+            for item in complete:
+                assert item.call is not None
+                self.tool_call(*item.call, (*item.path, "arguments"), item.position)
+            assert cut.call is not None
+            call_id, name, arguments = cut.call
+            self.incomplete_tool_call(call_id, name, [arguments] if arguments else [])
+        self._end_incomplete(reason, counts, _ROOT)
+
+    def _still_open(self, item: _WholeItem) -> Refusal:
+        assert item.call is not None and item.status is not None
+        return self.malformed(
+            f"The response completed while function call {quote(item.call[0])} "
+            f"is {quote(item.status)}",
+            (*item.path, "status"),
+        )
 
     def _whole_item(self, item: PlainJson, index: int) -> _WholeItem:
         """Output item ``index`` of a ``response`` object, checked on its own (class 3)."""
@@ -542,7 +712,24 @@ class Importer(StreamImporter):
                 self.string(item, "arguments", path),
             )
             return _WholeItem(kind, index, item_status, call=call)
+        if self._reads(kind):
+            return self._whole_reasoning(item, index, item_status)
         return _WholeItem(kind, index, item_status, unsupported=_asks_the_client(kind, item))
+
+    def _whole_reasoning(self, item: PlainObject, index: int, status: str | None) -> _WholeItem:
+        """A reasoning item of a ``response`` object (version 2): its summary texts, then
+        its reasoning texts, and its ``encrypted_content``."""
+        path: Path = ("output", index)
+        texts: list[str] = []
+        for key, kind in (("summary", "summary_text"), ("content", "reasoning_text")):
+            for n, part in enumerate(self.array(item, key, path, optional=True) or ()):
+                part_path: Path = (*path, key, n)
+                if type(part) is not dict:
+                    raise self.mistyped(part, dict, part_path)
+                if self.string(part, "type", part_path, optional=True) in (None, kind):
+                    texts.append(self.string(part, "text", part_path))
+        encrypted = self.string(item, "encrypted_content", path, optional=True)
+        return _WholeItem(_REASONING, index, status, parts=(), thinking=(tuple(texts), encrypted))
 
     def _emit_item(self, item: _WholeItem, status: str) -> None:
         """The records of one checked output item (class 5)."""
@@ -553,34 +740,55 @@ class Importer(StreamImporter):
                 elif kind == "refusal":
                     if text:
                         self._refusal.append(text)
+                        self.refusal(text)
                 else:
                     self.ignore(f"output.message.content:{kind}")
         elif item.call is not None:
             if item.status not in (None, "completed"):
-                # Its stream had no `output_item.done` for it: never a tool call.
-                if status == "completed":
-                    raise self.malformed(
-                        f"The response completed while function call {quote(item.call[0])} "
-                        f"is {quote(item.status)}",
-                        (*item.path, "status"),
-                    )
+                # Its stream had no `output_item.done` for it: never a tool call at once.
+                if self.schema_version >= 2:
+                    self._open_calls.append(item)  # the end decides
+                elif status == "completed":
+                    raise self._still_open(item)
                 return
-            call_id, name, arguments = item.call
-            self.tool_call(call_id, name, arguments, (*item.path, "arguments"), item.position)
+            self.tool_call(*item.call, (*item.path, "arguments"), item.position)
             self._tool_called = True
+        elif item.thinking is not None:
+            texts, encrypted = item.thinking
+            thought = False
+            for text in texts:
+                if text:
+                    self.thinking(text)
+                    thought = True
+            if encrypted:
+                if not thought:
+                    self.thinking("")
+                self.thinking_signature(encrypted)
         else:
             self.ignore(f"output:{item.kind}")
 
-    def _usage_of(self, owner: PlainObject, path: Path) -> tuple[int, int] | None:
+    def _usage_of(self, owner: PlainObject, path: Path) -> Counts | None:
         """The token counts of ``owner[usage]`` (at ``path``): a null or missing usage is
-        ``None`` (the fallback's turn)."""
+        ``None`` (the fallback's turn). Version 2 reads the details too (each optional)."""
         recorded = self.obj(owner, "usage", path[:-1], optional=True)
         if recorded is None:
             return None
         input_tokens = self.count(recorded, "input_tokens", path)
         output_tokens = self.count(recorded, "output_tokens", path)
         assert input_tokens is not None and output_tokens is not None  # both required
-        return (input_tokens, output_tokens)
+        if self.schema_version < 2:
+            return (input_tokens, output_tokens, None, None, None)
+        cache_read = cache_write = reasoning = None
+        inputs = self.obj(recorded, "input_tokens_details", path, optional=True)
+        if inputs is not None:
+            inputs_path: Path = (*path, "input_tokens_details")
+            cache_read = self.count(inputs, "cached_tokens", inputs_path, optional=True)
+            cache_write = self.count(inputs, "cache_write_tokens", inputs_path, optional=True)
+        outputs = self.obj(recorded, "output_tokens_details", path, optional=True)
+        if outputs is not None:
+            outputs_path: Path = (*path, "output_tokens_details")
+            reasoning = self.count(outputs, "reasoning_tokens", outputs_path, optional=True)
+        return (input_tokens, output_tokens, cache_read, cache_write, reasoning)
 
     def _error_body(self, body: PlainObject) -> None:
         """The error body of an HTTP answer: ``{"error": {"message": ..., "code": ...}}``."""
@@ -605,6 +813,8 @@ class _WholeItem(NamedTuple):
     """A function call's ``call_id``, ``name`` and ``arguments``."""
     unsupported: bool = False
     """The item asks the client to act."""
+    thinking: tuple[tuple[str, ...], str | None] | None = None
+    """A reasoning item's texts and ``encrypted_content`` (version 2)."""
 
     @property
     def path(self) -> Path:
@@ -627,8 +837,37 @@ _HANDLERS: Final[Mapping[str, _Handler]] = {
 }
 """The events that mean something, by ``type``; every other ``response.*`` is ignorable."""
 
+_HANDLERS_V2: Final[Mapping[str, _Handler]] = {
+    **_HANDLERS,
+    "response.reasoning_summary_text.delta": Importer._on_reasoning_delta,
+    "response.reasoning_text.delta": Importer._on_reasoning_delta,
+}
+"""Version 2 reads reasoning items too."""
+
+# Version 2: the reasoning events that only restate what the deltas and items say.
+_RESTATING_V2: Final = frozenset(
+    {
+        "response.reasoning_summary_part.added",
+        "response.reasoning_summary_part.done",
+        "response.reasoning_summary_text.done",
+        "response.reasoning_text.done",
+    }
+)
+
 
 # -- serve --------------------------------------------------------------------------------
+
+_CALLS: Final = ("tool_call", "tool_call_incomplete")
+"""The record types whose ``argumentFragments`` the renderer streams."""
+_TEXT_PART: Final = "output_text"
+_REFUSAL_PART: Final = "refusal"
+_INCOMPLETE_ENDS: Final[Mapping[str, tuple[str, ...]]] = {
+    "length": ("max_output_tokens",),
+    "contentFilter": ("content_filter",),
+}
+"""The ends the API reports as ``response.incomplete``, with the reasons it words them
+by (the first is the one sent unless the fixture's ``providerStopReason`` is another);
+every other end is ``response.completed``."""
 
 
 class Renderer(StreamRenderer):
@@ -642,10 +881,23 @@ class Renderer(StreamRenderer):
         self._created_at = int(time.time())
         self._sequence = 0
         self._output: list[PlainJson] = []
-        """Every finished output item, for ``response.completed``."""
+        """Every output item so far, in its final form, for the terminal event (a cut
+        call is listed as soon as it is sent: it never finishes)."""
         self._message: PlainObject | None = None
-        """The message item a run of text deltas is writing, while it is open."""
-        self._text: list[str] = []
+        """The message item a run of text and refusal deltas is writing, while it is open."""
+        self._parts: list[PlainJson] = []
+        """The open message's finished content parts."""
+        self._part_kind = ""
+        """The open part's type (``output_text`` or ``refusal``; ``""``: none is open)."""
+        self._texts: list[str] = []
+        """The open part's deltas, or the open reasoning item's."""
+        self._reasoning: PlainObject | None = None
+        """The reasoning item a thinking block is writing, while it is open."""
+        self._thinking_index = -1
+        """The ``content_index`` of the thinking block the open reasoning item renders."""
+        self._fragments: Mapping[str, tuple[str, ...]] | None = None
+        """Each call's ``argumentFragments`` by call id, read from the followed stream's
+        records when the first call comes (a chunk does not carry them)."""
 
     # -- streaming -------------------------------------------------------------------------
 
@@ -657,79 +909,183 @@ class Renderer(StreamRenderer):
 
     def chunk(self, chunk: CourseModelChunk) -> str:
         if type(chunk) is CourseTextDeltaChunk:
-            return self._text_delta(chunk.text)
-        assert type(chunk) is CourseToolCallChunk
-        return self._function_call(chunk.id, chunk.name, chunk.arguments)
+            return self._close_reasoning() + self._delta(_TEXT_PART, chunk.text)
+        if type(chunk) is CourseToolCallChunk:
+            fragments = self._fragments_of(chunk.id) or [compact(thaw(chunk.arguments))]
+            return self._function_call(chunk.id, chunk.name, fragments, "completed")
+        if type(chunk) is CourseThinkingDeltaChunk:
+            return self._thinking(chunk.text, chunk.content_index)
+        if type(chunk) is CourseThinkingSignatureChunk:
+            return self._close_reasoning(chunk.signature)
+        if type(chunk) is CourseRefusalDeltaChunk:
+            return self._close_reasoning() + self._delta(_REFUSAL_PART, chunk.text)
+        if type(chunk) is CourseIncompleteToolCallChunk:
+            fragments = self._fragments_of(chunk.id)
+            if "".join(fragments) != chunk.arguments_text:  # its records are not at hand
+                fragments = [chunk.arguments_text] if chunk.arguments_text else []
+            return self._function_call(chunk.id, chunk.name, fragments, "incomplete")
+        # A redacted thinking block has no place in this format: it is left out (a
+        # thinking block after it is another block, so another reasoning item).
+        assert type(chunk) is CourseRedactedThinkingChunk
+        return ""
 
     def complete(self, response: CourseModelResponse) -> str:
-        closing = self._close_message()
-        body = self._response("completed", self._output, _usage(response))
-        return closing + self._event("response.completed", {"response": body})
+        reason = _incomplete_reason(response)
+        closing = self._close_all("completed" if reason is None else "incomplete")
+        body = self._final(response, reason)
+        if reason is None:
+            return closing + self._event("response.completed", {"response": body})
+        return closing + self._event("response.incomplete", {"response": body})
 
     def fail(self, error: FixtureProviderError) -> str:
         code, message = error_words(error)
         return self._event(_ERROR, {"code": code, "message": message, "param": None})
 
-    def _text_delta(self, text: str) -> str:
-        opening = ""
-        message = self._message
-        if message is None:
-            message = self._message = _message_item(self._item_id("msg"), "in_progress", [])
-            opening = self._item_event("response.output_item.added", message) + self._event(
-                "response.content_part.added",
-                {**self._part_keys(), "part": _text_part("")},
-            )
-        self._text.append(text)
-        return opening + self._event(
-            "response.output_text.delta", {**self._part_keys(), "delta": text, "logprobs": []}
-        )
+    # -- a message item: runs of text and refusal parts ------------------------------------
 
-    def _close_message(self) -> str:
+    def _delta(self, part_kind: str, text: str) -> str:
+        opening = ""
+        if self._message is None:
+            self._message = _message_item(self._item_id("msg"), "in_progress", [])
+            opening = self._item_event("response.output_item.added", self._message)
+        if part_kind != self._part_kind:
+            opening += self._close_part() + self._event(
+                "response.content_part.added", {**self._part_keys(), "part": _part(part_kind, "")}
+            )
+            self._part_kind = part_kind
+        self._texts.append(text)
+        if part_kind == _TEXT_PART:
+            fields: PlainObject = {**self._part_keys(), "delta": text, "logprobs": []}
+            return opening + self._event("response.output_text.delta", fields)
+        return opening + self._event("response.refusal.delta", {**self._part_keys(), "delta": text})
+
+    def _close_part(self) -> str:
+        kind = self._part_kind
+        if not kind:
+            return ""
+        text = "".join(self._texts)
+        keys = self._part_keys()
+        part = _part(kind, text)
+        if kind == _TEXT_PART:
+            done = self._event("response.output_text.done", {**keys, "text": text, "logprobs": []})
+        else:
+            done = self._event("response.refusal.done", {**keys, "refusal": text})
+        self._parts.append(part)
+        self._part_kind = ""
+        self._texts = []
+        return done + self._event("response.content_part.done", {**keys, "part": part})
+
+    def _close_message(self, status: str = "completed") -> str:
         message = self._message
         if message is None:
             return ""
-        text = "".join(self._text)
-        keys = self._part_keys()
-        part = _text_part(text)
-        message["status"] = "completed"
-        message["content"] = [part]
-        events = (
-            self._event("response.output_text.done", {**keys, "text": text, "logprobs": []})
-            + self._event("response.content_part.done", {**keys, "part": part})
-            + self._item_event("response.output_item.done", message)
-        )
+        closing = self._close_part()
+        message["status"] = status
+        message["content"] = self._parts
+        closing += self._item_event("response.output_item.done", message)
         self._output.append(message)
         self._message = None
-        self._text = []
-        return events
-
-    def _function_call(self, call_id: str, name: str, arguments: Mapping[str, JsonValue]) -> str:
-        closing = self._close_message()  # a tool call ends a run of text
-        text = compact(thaw(arguments))
-        item_id = self._item_id("fc")
-        index = len(self._output)
-        added = _function_item(item_id, "in_progress", call_id, name, "")
-        keys: PlainObject = {"item_id": item_id, "output_index": index}
-        done = _function_item(item_id, "completed", call_id, name, text)
-        self._output.append(done)
-        return (
-            closing
-            + self._event("response.output_item.added", {"output_index": index, "item": added})
-            + self._event("response.function_call_arguments.delta", {**keys, "delta": text})
-            + self._event(
-                "response.function_call_arguments.done", {**keys, "arguments": text, "name": name}
-            )
-            + self._event("response.output_item.done", {"output_index": index, "item": done})
-        )
+        self._parts = []
+        return closing
 
     def _part_keys(self) -> PlainObject:
-        """The keys that place an event on the open message's one content part."""
+        """The keys that place an event on the open message's open content part."""
         assert self._message is not None
         return {
             "item_id": self._message["id"],
             "output_index": len(self._output),
-            "content_index": 0,
+            "content_index": len(self._parts),
         }
+
+    # -- a reasoning item: one thinking block ----------------------------------------------
+
+    def _thinking(self, text: str, content_index: int) -> str:
+        opening = self._close_message()
+        if self._reasoning is not None and content_index != self._thinking_index:
+            opening += self._close_reasoning()  # a new block: a new item
+        if self._reasoning is None:
+            self._reasoning = {"id": self._item_id("rs"), "type": "reasoning", "summary": []}
+            self._thinking_index = content_index
+            opening += self._item_event("response.output_item.added", self._reasoning)
+            opening += self._event(
+                "response.reasoning_summary_part.added",
+                {**self._summary_keys(), "part": _summary_part("")},
+            )
+        self._texts.append(text)
+        return opening + self._event(
+            "response.reasoning_summary_text.delta", {**self._summary_keys(), "delta": text}
+        )
+
+    def _close_reasoning(self, signature: str | None = None) -> str:
+        """Close the open reasoning item (signed: with its ``encrypted_content``)."""
+        reasoning = self._reasoning
+        if reasoning is None:
+            return ""
+        text = "".join(self._texts)
+        keys = self._summary_keys()
+        part = _summary_part(text)
+        reasoning["summary"] = [part]
+        if signature is not None:
+            reasoning["encrypted_content"] = signature
+        events = (
+            self._event("response.reasoning_summary_text.done", {**keys, "text": text})
+            + self._event("response.reasoning_summary_part.done", {**keys, "part": part})
+            + self._item_event("response.output_item.done", reasoning)
+        )
+        self._output.append(reasoning)
+        self._reasoning = None
+        self._texts = []
+        return events
+
+    def _summary_keys(self) -> PlainObject:
+        assert self._reasoning is not None
+        return {
+            "item_id": self._reasoning["id"],
+            "output_index": len(self._output),
+            "summary_index": 0,
+        }
+
+    def _close_all(self, status: str = "completed") -> str:
+        return self._close_message(status) + self._close_reasoning()
+
+    # -- a function call item --------------------------------------------------------------
+
+    def _function_call(self, call_id: str, name: str, fragments: list[str], status: str) -> str:
+        """A function call item: added, one arguments delta per fragment, then (unless the
+        call was cut: ``status`` ``incomplete``) the arguments and the item done."""
+        events = self._close_all()  # a tool call ends a run of text, and a thinking block
+        text = "".join(fragments)
+        item_id = self._item_id("fc")
+        index = len(self._output)
+        keys: PlainObject = {"item_id": item_id, "output_index": index}
+        added = _function_item(item_id, "in_progress", call_id, name, "")
+        final = _function_item(item_id, status, call_id, name, text)
+        self._output.append(final)
+        events += self._event("response.output_item.added", {"output_index": index, "item": added})
+        for fragment in fragments:
+            events += self._event(
+                "response.function_call_arguments.delta", {**keys, "delta": fragment}
+            )
+        if status == "incomplete":
+            return events  # cut: no `.done` event ever comes
+        return (
+            events
+            + self._event(
+                "response.function_call_arguments.done", {**keys, "arguments": text, "name": name}
+            )
+            + self._event("response.output_item.done", {"output_index": index, "item": final})
+        )
+
+    def _fragments_of(self, call_id: str) -> list[str]:
+        """The call's ``argumentFragments`` (``[]``: none, or the records are not at hand,
+        as from an async source)."""
+        fragments = self._fragments
+        if fragments is None:
+            stream = self.stream
+            fragments = self._fragments = _fragments(() if stream is None else stream._records)
+        return list(fragments.get(call_id, ()))
+
+    # -- the events and the response object ------------------------------------------------
 
     def _item_event(self, kind: str, item: PlainObject) -> str:
         return self._event(kind, {"output_index": len(self._output), "item": item})
@@ -742,6 +1098,14 @@ class Renderer(StreamRenderer):
     def _item_id(self, prefix: str) -> str:
         """An output item's id: unique within the response, as the API's are."""
         return f"{prefix}_{self._response_id}_{len(self._output)}"
+
+    def _final(self, response: CourseModelResponse, reason: str | None) -> PlainObject:
+        """The response object of the terminal event (and of a whole body)."""
+        status = "completed" if reason is None else "incomplete"
+        body = self._response(status, self._output, _usage(response))
+        if reason is not None:
+            body["incomplete_details"] = {"reason": reason}
+        return body
 
     def _response(self, status: str, output: list[PlainJson], usage: PlainJson) -> PlainObject:
         return {
@@ -777,22 +1141,61 @@ class Renderer(StreamRenderer):
     # -- whole bodies ----------------------------------------------------------------------
 
     def whole(self, response: CourseModelResponse) -> PlainObject:
-        """The response object a stream of the same blocks completes with: a message
-        item per run of text, a function call item per tool call."""
+        """The response object a stream of the same blocks ends with: a message item per
+        run of text and refusal, a reasoning item per thinking block, a function call
+        item per tool call (a cut one ``incomplete``, with the arguments received)."""
         self._response_id = response.response_id
-        for block in response.message.content:
+        # The items are built as the stream builds them; its events are not sent.
+        for index, block in enumerate(response.message.content):
             if type(block) is CourseTextBlock:
-                self._text_delta(block.text)
-            else:
-                assert type(block) is CourseToolCallBlock
-                self._function_call(block.id, block.name, block.arguments)
-        self._close_message()  # the events are not sent: only the items are kept
-        return self._response("completed", self._output, _usage(response))
+                self._delta(_TEXT_PART, block.text)
+            elif type(block) is CourseToolCallBlock:
+                fragments = self._fragments_of(block.id) or [compact(thaw(block.arguments))]
+                self._function_call(block.id, block.name, fragments, "completed")
+            elif type(block) is CourseThinkingBlock:
+                self._thinking(block.text, index)
+                self._close_reasoning(block.signature)
+            elif type(block) is CourseRefusalBlock:
+                self._delta(_REFUSAL_PART, block.text)
+            elif type(block) is CourseIncompleteToolCallBlock:
+                self._function_call(block.id, block.name, [block.arguments_text], "incomplete")
+            else:  # redacted thinking: left out
+                assert type(block) is CourseRedactedThinkingBlock
+        reason = _incomplete_reason(response)
+        self._close_all("completed" if reason is None else "incomplete")
+        return self._final(response, reason)
 
     @staticmethod
     def error_body(error: FixtureProviderError) -> PlainObject:
         code, message = error_words(error)
         return {"error": {"message": message, "type": code, "code": code}}
+
+
+def _fragments(records: tuple[object, ...]) -> Mapping[str, tuple[str, ...]]:
+    """Each call's ``argumentFragments`` by call id, from one response's records (the
+    first record of an id is the one that streams: the parser refuses a later one)."""
+    found: dict[str, tuple[str, ...]] = {}
+    for record in records:
+        if not isinstance(record, Mapping) or record.get("type") not in _CALLS:
+            continue
+        call_id, fragments = record.get("id"), record.get("argumentFragments")
+        if type(call_id) is not str or call_id in found:
+            continue
+        if isinstance(fragments, tuple | list) and all(type(part) is str for part in fragments):
+            found[call_id] = tuple(fragments)
+        else:
+            found[call_id] = ()
+    return found
+
+
+def _incomplete_reason(response: CourseModelResponse) -> str | None:
+    """The ``incomplete_details.reason`` of a response the API reports incomplete (the
+    fixture's ``providerStopReason`` when it is a word of its end), else ``None``."""
+    words = _INCOMPLETE_ENDS.get(response.stop_reason)
+    if words is None:
+        return None
+    provider_word = response.provider_stop_reason
+    return provider_word if provider_word in words else words[0]
 
 
 def _message_item(item_id: str, status: str, content: list[PlainJson]) -> PlainObject:
@@ -805,8 +1208,15 @@ def _message_item(item_id: str, status: str, content: list[PlainJson]) -> PlainO
     }
 
 
-def _text_part(text: str) -> PlainObject:
-    return {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
+def _part(kind: str, text: str) -> PlainObject:
+    """A message's content part: an ``output_text`` part, or a ``refusal`` part."""
+    if kind == _TEXT_PART:
+        return {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
+    return {"type": "refusal", "refusal": text}
+
+
+def _summary_part(text: str) -> PlainObject:
+    return {"type": "summary_text", "text": text}
 
 
 def _function_item(
@@ -823,11 +1233,16 @@ def _function_item(
 
 
 def _usage(response: CourseModelResponse) -> PlainObject:
+    """The API's usage object. Its detail objects are always there, as the API sends
+    them (and the SDK requires): a count the fixture does not have is 0."""
     usage = response.usage
     return {
         "input_tokens": usage.input_tokens,
-        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+        "input_tokens_details": {
+            "cached_tokens": usage.cache_read_tokens or 0,
+            "cache_write_tokens": usage.cache_write_tokens or 0,
+        },
         "output_tokens": usage.output_tokens,
-        "output_tokens_details": {"reasoning_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens or 0},
         "total_tokens": usage.input_tokens + usage.output_tokens,
     }

@@ -1066,13 +1066,17 @@ def test_every_recording_imports_as_described() -> None:
             "truncated" if recording.truncated else last.get("stopReason", last.get("code"))
         )
     assert outcomes == {
+        "context_window": "model_context_window_exceeded",
         "error_before_start": "api_error",
         "max_tokens": "max_tokens",
         "overloaded": "overloaded_error",
         "parallel_tool_use": "tool_call",
+        "pause_turn": "pause_turn",
         "refusal": "refusal",
         "stop_sequence": "stop",
         "text": "stop",
+        "thinking_cached": "stop",
+        "thinking_max_tokens": "max_tokens",
         "thinking_tool_use": "tool_call",
         "tool_use": "tool_call",
         "truncated": "truncated",

@@ -15,6 +15,7 @@ from typing import Final, cast
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from course import (
     CourseModelRequest,
@@ -90,7 +91,8 @@ def records(text: str, *, usage: tuple[int, int] | None = None) -> list[dict[str
 
 def replay(recording: Recording) -> CourseModelResponse | FixtureProviderError:
     """The version-2 replay of an imported response: its response, or the provider error
-    it ends in (a transport error, a cut stream), never a refusal of the fixture."""
+    it ends in (a transport error, a cut stream; two calls with one id, which import keeps
+    as they came), never another refusal of the fixture."""
     adapter = FixtureProviderAdapter({"schemaVersion": 2, "responses": [thaw(recording.response)]})
 
     async def run() -> CourseModelResponse:
@@ -99,8 +101,15 @@ def replay(recording: Recording) -> CourseModelResponse | FixtureProviderError:
     try:
         return asyncio.run(run())
     except FixtureProviderError as error:
-        assert error.code.value in ("PROVIDER_TRANSPORT_ERROR", "PROVIDER_MISSING_TERMINAL"), error
+        assert error.code.value in _REPLAYED_ERRORS, error
         return error
+
+
+_REPLAYED_ERRORS: Final = (
+    "PROVIDER_TRANSPORT_ERROR",
+    "PROVIDER_MISSING_TERMINAL",
+    "PROVIDER_DUPLICATE_TOOL_CALL",
+)
 
 
 def assert_refused(text: str, code: Code, event_index: int, fragment: str | None = None) -> str:
@@ -851,13 +860,42 @@ def test_the_cached_thinking_recording_in_full() -> None:
 # -- properties ---------------------------------------------------------------------------
 
 
-@settings(max_examples=60)
-@given(mutated_recordings())
+_SWAPS: Final = [
+    ('"thinking_delta"', '"signature_delta"'),
+    ('"signature_delta"', '"thinking_delta"'),
+    ('"text_delta"', '"thinking_delta"'),
+    ('"type":"thinking"', '"type":"redacted_thinking"'),
+    ('"type":"text"', '"type":"thinking"'),
+    ('"end_turn"', '"max_tokens"'),
+    ('"tool_use"', '"max_tokens"'),
+    ('"end_turn"', '"pause_turn"'),
+    ('"cache_read_input_tokens":0', '"cache_read_input_tokens":9007199254740991'),
+    ('"output_tokens":', '"output_tokens_details":{"thinking_tokens":500},"output_tokens":'),
+]
+"""Edits aimed at version 2's own rules: a delta of another kind, another block kind,
+another end, counts that overflow or break the usage rules."""
+
+
+@st.composite
+def v2_mutations(draw: st.DrawFn) -> str:
+    text_ = draw(mutated_recordings())
+    old, new = draw(st.sampled_from(_SWAPS))
+    count = text_.count(old)
+    if count:
+        at = draw(st.integers(0, count - 1))
+        parts = text_.split(old)
+        text_ = old.join(parts[: at + 1]) + new + old.join(parts[at + 1 :])
+    return text_
+
+
+@settings(max_examples=80)
+@given(v2_mutations())
 def test_a_mutated_recording_imports_to_what_version_2_replay_accepts(text_: str) -> None:
     # Import never writes what replay refuses: a recording or a located RecordingError.
     try:
         recording = import_recording(text_, format="anthropic")
     except RecordingError as error:
         assert error.code in Code
+        assert (error.line is None) == (error.event_index is None)
         return
     replay(recording)

@@ -764,18 +764,20 @@ class Renderer(StreamRenderer):
         self._fragments: dict[str, tuple[str, ...]] | None = None
 
     def follow(self, stream: CourseModelStream) -> None:
-        """Render ``stream``: its model, its start usage and its calls' fragments, which its
-        chunks alone do not carry."""
+        """Render ``stream``, whose records hold its calls' ``argumentFragments`` (its
+        chunks carry only the whole arguments). Without it, each call's arguments go in
+        one delta."""
         self._stream = stream
 
     def open(self, response_id: str) -> str:
-        stream = self._stream
-        start_usage = None if stream is None else stream.start_usage
+        # The server has set ``model`` (the fixture's, else the request's) and
+        # ``start_usage`` (version 2) by now.
+        start_usage = self.start_usage
         message: PlainObject = {
             "id": response_id,
             "type": "message",
             "role": "assistant",
-            "model": self._model(None if stream is None else stream.model),
+            "model": self.model,
             "content": [],
             "stop_reason": None,
             "stop_sequence": None,
@@ -857,7 +859,7 @@ class Renderer(StreamRenderer):
             "id": response.response_id,
             "type": "message",
             "role": "assistant",
-            "model": self._model(response.model),
+            "model": self.model if response.model is None else response.model,
             "content": content,
             "stop_reason": _stop_reason(response),
             "stop_sequence": None,
@@ -872,10 +874,6 @@ class Renderer(StreamRenderer):
         return {"type": "error", "error": body}
 
     # -- what the chunks do not carry ----------------------------------------------------------
-
-    def _model(self, model: str | None) -> str:
-        """The fixture's model, else the request's."""
-        return self.model if model is None else model
 
     def _fragments_of(self, call_id: str, joined: str | None) -> tuple[str, ...]:
         """The call's ``argumentFragments``, read from the fixture's records: a chunk has

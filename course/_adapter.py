@@ -12,7 +12,7 @@ from ._abort import AbortSignal, describe_reason
 from ._errors import FixtureProviderError, FixtureProviderErrorCode, Location
 from ._json import new_memo
 from ._model import CourseModelRequest
-from ._parser import SCHEMA_VERSIONS, delay_of, describe, freeze_record
+from ._parser import SCHEMA_VERSIONS, delay_of, describe, freeze_records
 from ._source import SourceFeed, is_async_source
 from ._stream import CourseModelStream
 from ._text import shorten
@@ -135,7 +135,7 @@ class FixtureProviderAdapter:
             fields = _closed_object(response, RESPONSE_KEYS, where, f"response {index}")
             records = fields["records"]
             if type(records) is list:
-                frozen = tuple([freeze_record(r, index, at, memo) for at, r in enumerate(records)])
+                frozen = freeze_records(records, index, memo)
                 queue.append(frozen)
                 if version >= 2:
                     # How long the stream waits before each record, known now (the

@@ -97,6 +97,7 @@ __all__ = [
     "delay_of",
     "describe",
     "freeze_record",
+    "freeze_records",
     "stop_reasons",
     "usage_keys",
 ]
@@ -605,13 +606,20 @@ class ParserState(enum.Enum):
     ENDED = "ended"
     """``response_end`` was read: the source must end now."""
 
+    # ``Enum.__hash__`` is Python code (it hashes the name), run at each change of state
+    # to find the state's order table; the members are singletons, equal only to
+    # themselves, so the identity hash is the same contract, computed in C.
+    __hash__ = object.__hash__
 
-# The fast path below compares with this constant: on CPython 3.11, reading an Enum
-# member through its class costs as much as the rest of a text delta's fast path (a
-# sixth of the long bench workload's streaming time).
+
+# The parser compares with these constants: on CPython 3.11, reading an Enum member
+# through its class costs as much as the rest of a text delta's fast path (a sixth of
+# the long bench workload's streaming time).
+_AWAITING_START: Final = ParserState.AWAITING_START
 _STREAMING: Final = ParserState.STREAMING
 _THINKING: Final = ParserState.THINKING
 _CUT: Final = ParserState.CUT
+_ENDED: Final = ParserState.ENDED
 
 _STARTED_ORDER: Final = {"response_start": Code.PROVIDER_DUPLICATE_START}
 
@@ -647,9 +655,25 @@ def freeze_record(
     try:
         return freeze(record, new_memo() if memo is None else memo, RECORD_DEPTH, False, True)
     except NotPlainJson as problem:
-        place = ("responses", response_index, "records", record_index)
-        where = Location(place, response_index, record_index)
-        raise where.error(problem.message, *problem.parts) from None
+        raise _invalid(problem, response_index, record_index) from None
+
+
+def freeze_records(records: list[object], response_index: int, memo: Memo) -> tuple[object, ...]:
+    """``freeze_record`` of each of a response's array records, in one call (a call less
+    per record at construction)."""
+    frozen: list[object] = []
+    append = frozen.append
+    try:
+        for record in records:
+            append(freeze(record, memo, RECORD_DEPTH, False, True))
+    except NotPlainJson as problem:
+        raise _invalid(problem, response_index, len(frozen)) from None
+    return tuple(frozen)
+
+
+def _invalid(problem: NotPlainJson, response_index: int, record_index: int) -> FixtureProviderError:
+    place = ("responses", response_index, "records", record_index)
+    return Location(place, response_index, record_index).error(problem.message, *problem.parts)
 
 
 def describe(value: object) -> str:
@@ -727,7 +751,7 @@ class ResponseParser:
         self._request_id = request_id
         self._response_index = response_index
         self._version = version
-        self._enter(ParserState.AWAITING_START)
+        self._enter(_AWAITING_START)
         self._response_id = ""
         self._model: str | None = None
         self._start_usage: CourseModelUsage | None = None
@@ -773,7 +797,7 @@ class ResponseParser:
             if type(text) is str and len(record) == 2 and record.get("type") == "thinking_delta":
                 self._thinking.texts.append(text)  # type: ignore[union-attr]  # THINKING: open
                 return thinking_delta(text, len(self._content) - 1)
-        if state is ParserState.ENDED:
+        if state is _ENDED:
             raise self._after_terminal(record, index)
         if type(record) is not dict:
             raise self._error(
@@ -806,7 +830,7 @@ class ResponseParser:
                 f"A `{kind}` record cannot come "
                 + (
                     "before `response_start`"
-                    if state is ParserState.AWAITING_START
+                    if state is _AWAITING_START
                     else "after `response_start`: a response starts once"
                 ),
                 index,
@@ -817,7 +841,7 @@ class ResponseParser:
     @property
     def response_id(self) -> str | None:
         """The response's id once its ``response_start`` was read, else ``None``."""
-        return self._response_id if self._state is not ParserState.AWAITING_START else None
+        return self._response_id if self._state is not _AWAITING_START else None
 
     @property
     def model(self) -> str | None:
@@ -836,7 +860,7 @@ class ResponseParser:
                 Code.PROVIDER_MISSING_TERMINAL,
                 (
                     "The records ended before any `response_start`, so without a `response_end`"
-                    if self._state is ParserState.AWAITING_START
+                    if self._state is _AWAITING_START
                     else "The records ended after `response_start` without a `response_end`; "
                     f"the {len(self._content)} chunk(s) delivered are not a complete response"
                 ),
@@ -926,7 +950,7 @@ class ResponseParser:
         if len(fields) > 3:  # more than `type`, `responseId` and `role` (version 2)
             self._model = fields.get("model")
             self._start_usage = usage
-        self._enter(ParserState.STREAMING)
+        self._enter(_STREAMING)
 
     def _leave_block(self, kind: str, index: int) -> None:
         """Before a content record other than a thinking delta or signature, when the
@@ -934,7 +958,7 @@ class ResponseParser:
         after an incomplete tool call."""
         if self._state is _THINKING:
             self._thinking = None
-            self._enter(ParserState.STREAMING)
+            self._enter(_STREAMING)
         elif self._state is _CUT:
             raise self._after_cut(kind, index)
 
@@ -987,7 +1011,7 @@ class ResponseParser:
         content_index = len(self._content)
         self._content.append(CourseIncompleteToolCallBlock(call_id, name, arguments_text))
         self._tool_ids.add(call_id)
-        self._enter(ParserState.CUT)
+        self._enter(_CUT)
         return CourseIncompleteToolCallChunk(call_id, name, arguments_text, content_index)
 
     def _on_thinking(self, fields: _Fields, index: int, usage: _Usage) -> CourseThinkingDeltaChunk:
@@ -1000,7 +1024,7 @@ class ResponseParser:
             raise self._after_cut("thinking_delta", index)
         self._thinking = thinking = _OpenThinking(text)
         self._content.append(thinking)
-        self._enter(ParserState.THINKING)
+        self._enter(_THINKING)
         return thinking_delta(text, len(self._content) - 1)
 
     def _on_signature(
@@ -1021,7 +1045,7 @@ class ResponseParser:
             )
         thinking.signature = fields["signature"]
         self._thinking = None
-        self._enter(ParserState.STREAMING)
+        self._enter(_STREAMING)
         return CourseThinkingSignatureChunk(thinking.signature, len(self._content) - 1)
 
     def _on_redacted(
@@ -1081,7 +1105,7 @@ class ResponseParser:
                 index,
                 "stopReason",
             )
-        self._enter(ParserState.ENDED)
+        self._enter(_ENDED)
         content = tuple(
             [
                 text_block(block)

@@ -8,8 +8,8 @@ fastest validation library Python has, and given every benefit of the doubt:
   (one memo, so shared sub-objects stay shared, as ``course`` does);
 - each record is judged in the SPEC's order: after the terminal, not an object or no
   string ``type``, unknown ``type``, out of order, then the payload through
-  ``msgspec.convert`` (strict) into a tagged union of frozen ``msgspec.Struct`` types
-  with ``forbid_unknown_fields``, then the meaning (duplicate tool-call ids, a
+  ``msgspec.convert`` (strict) into the frozen, tagged ``msgspec.Struct`` its ``type``
+  names, with ``forbid_unknown_fields``, then the meaning (duplicate tool-call ids, a
   mismatched end, a contradicting stop reason, a transport error);
 - usage is a ``dict`` of bounded ``int`` counts (msgspec has no alias choices), whose
   aliases are checked by hand: each count under exactly one alias, no other key;
@@ -119,21 +119,22 @@ class ResponseEndV2(_Record, frozen=True, tag="response_end"):
     usage: dict[str, Count]
 
 
-Record = ResponseStart | TextDelta | ToolCall | ResponseEnd | TransportError
-RecordV2 = (
-    ResponseStart
-    | TextDelta
-    | ToolCall
-    | ThinkingDelta
-    | ThinkingSignature
-    | ResponseEndV2
-    | TransportError
-)
-RECORD_TYPES = frozenset(
-    ("response_start", "text_delta", "tool_call", "response_end", "transport_error")
-)
+# Each record type's struct, by its tag. ``msgspec.convert`` into the one struct the
+# ``type`` names (checked first, by the order rules) is about thirty times faster than
+# into the union of them all, which msgspec resolves again on every call.
+RECORDS: dict[str, type[_Record]] = {
+    cls.__struct_config__.tag: cls  # type: ignore[misc]
+    for cls in (ResponseStart, TextDelta, ToolCall, ResponseEnd, TransportError)
+}
+RECORDS_V2: dict[str, type[_Record]] = {
+    **RECORDS,
+    "response_end": ResponseEndV2,
+    "thinking_delta": ThinkingDelta,
+    "thinking_signature": ThinkingSignature,
+}
+RECORD_TYPES = frozenset(RECORDS)
 NEEDS_START = frozenset(("text_delta", "tool_call", "response_end"))
-RECORD_TYPES_V2 = RECORD_TYPES | {"thinking_delta", "thinking_signature"}
+RECORD_TYPES_V2 = frozenset(RECORDS_V2)
 NEEDS_START_V2 = NEEDS_START | {"thinking_delta", "thinking_signature"}
 STOP_REASONS = {
     "stop": "stop",
@@ -258,8 +259,8 @@ class _Parser:
         "content",
         "ended",
         "needs_start",
-        "record",
         "record_types",
+        "records",
         "request_id",
         "response",
         "response_id",
@@ -283,7 +284,7 @@ class _Parser:
         self.tool_ids: set[str] = set()
         self.response: ModelResponse | None = None
         v2 = version == 2
-        self.record: Any = RecordV2 if v2 else Record
+        self.records = RECORDS_V2 if v2 else RECORDS
         self.record_types = RECORD_TYPES_V2 if v2 else RECORD_TYPES
         self.needs_start = NEEDS_START_V2 if v2 else NEEDS_START
 
@@ -307,7 +308,7 @@ class _Parser:
         if self.started and kind == "response_start":
             raise self._error("PROVIDER_DUPLICATE_START", "second start", index)
         try:
-            event = msgspec.convert(record, self.record)
+            event = msgspec.convert(record, self.records[kind])
         except msgspec.ValidationError as exc:
             raise self._error("PROVIDER_MALFORMED_EVENT", str(exc), index) from exc
         if type(event) is TextDelta:

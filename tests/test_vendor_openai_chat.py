@@ -937,6 +937,9 @@ _EXPECTED_RECORDS = {
     "azure.sse": ["response_start", *["text_delta"] * 3, "response_end"],
     "azure_async_filter.sse": ["response_start", "text_delta", "text_delta", "response_end"],
     "azure_async_blocked.sse": ["response_start", "text_delta", "text_delta", "transport_error"],
+    # Version 2's kinds (tests/test_vendor_openai_chat_v2.py), read by version 1's rules.
+    "length_tool_call.sse": ["response_start", "transport_error"],
+    "cached_reasoning.sse": ["response_start", *["text_delta"] * 7, "response_end"],
 }
 
 

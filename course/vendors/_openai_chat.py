@@ -352,7 +352,10 @@ class Importer(StreamImporter):
         if finish is None:
             raise self.malformed("[DONE] came before any finish_reason", None)
         if self.schema_version >= 2:
-            self._end(finish, self._usage, bool(self._calls), bool(self._refusal), None)
+            refused = bool(self._refusal)
+            if finish == "length" and not refused:
+                self._cut(self._calls)
+            self._end(finish, self._usage, bool(self._calls), refused, None)
         elif self._refusal:
             self.refused("".join(self._refusal))
         elif finish in _COMPLETING:
@@ -485,13 +488,10 @@ class Importer(StreamImporter):
         self._finish_with(finish, (*choice.path, "finish_reason"))
 
     def _finish_with(self, finish: str, path: Path) -> None:
-        """The stream's finish reason, at ``path``: the tool calls complete, or never
-        (version 2: a ``length`` finish cuts the last one and completes the others)."""
+        """The stream's finish reason, at ``path``: the tool calls complete, or never."""
         self._finish = finish
         if finish not in _COMPLETING:
-            if finish == "length" and self.schema_version >= 2 and not self._refusal:
-                self._cut(self._calls)
-            return  # the tool calls never complete
+            return  # the tool calls never complete (version 2: a `length` cuts them at [DONE])
         for index in sorted(self._calls):
             call = self._calls[index]
             # Arguments came in earlier events: a refusal points at this event as a whole.
@@ -536,8 +536,8 @@ class Importer(StreamImporter):
             call.arguments.append(fragment.arguments)
 
     def _cut(self, calls: Mapping[int, _ToolCall]) -> None:
-        """A ``length`` finish (version 2): every call but the last (the highest index)
-        complete, in ascending index, then the last one cut."""
+        """A ``length`` end (version 2), at ``[DONE]``: every call but the last (the
+        highest index) complete, in ascending index, then the last one cut."""
         if not calls:
             return
         *complete, last = sorted(calls)
@@ -796,13 +796,6 @@ def _includes_usage(request: PlainObject) -> bool:
     return isinstance(options, dict) and options.get("include_usage") is True
 
 
-def _arguments_text(block: CourseToolCallBlock | CourseIncompleteToolCallBlock) -> str:
-    """A call's whole arguments text: a cut call's fragments joined, else compact JSON."""
-    if isinstance(block, CourseIncompleteToolCallBlock):
-        return block.arguments_text
-    return compact(thaw(block.arguments))
-
-
 class Renderer(StreamRenderer):
     """Renders a stream as openai-chat chunks, as OpenAI sends them.
 
@@ -825,6 +818,9 @@ class Renderer(StreamRenderer):
 
     def open(self, response_id: str) -> str:
         self._response_id = response_id
+        model = None if self.stream is None else self.stream.model
+        if model is not None:
+            self.model = model  # the fixture's, over the request's
         return ""  # the role chunk goes out with the first record, which decides its content
 
     def chunk(self, chunk: CourseModelChunk) -> str:
@@ -833,12 +829,12 @@ class Renderer(StreamRenderer):
         if isinstance(chunk, CourseRefusalDeltaChunk):
             return self._opening(None, refusal=True) + self._chunk({"refusal": chunk.text})
         if isinstance(chunk, CourseToolCallChunk):
-            fragments = self.fragments(chunk)
+            fragments = self._fragments_of(chunk)
             if fragments is None:
                 fragments = (compact(thaw(chunk.arguments)),)
             return self._call(chunk.id, chunk.name, fragments)
         if isinstance(chunk, CourseIncompleteToolCallChunk):
-            fragments = self.fragments(chunk)
+            fragments = self._fragments_of(chunk)
             if fragments is None:
                 fragments = (chunk.arguments_text,)
             return self._call(chunk.id, chunk.name, fragments)
@@ -854,7 +850,10 @@ class Renderer(StreamRenderer):
         return text + _DONE_EVENT
 
     def fail(self, error: FixtureProviderError) -> str:
-        return format_event(compact(self.error_body(error))) + _DONE_EVENT
+        # Version 2 begins streaming at the start: a failure before any record still
+        # follows the role chunk, so the answer's id comes before its error.
+        opening = self._opening("") if self._response_id else ""
+        return opening + format_event(compact(self.error_body(error))) + _DONE_EVENT
 
     def whole(self, response: CourseModelResponse) -> PlainObject:
         texts: list[str] = []
@@ -870,7 +869,7 @@ class Renderer(StreamRenderer):
                     {
                         "id": block.id,
                         "type": "function",
-                        "function": {"name": block.name, "arguments": _arguments_text(block)},
+                        "function": {"name": block.name, "arguments": self._arguments_text(block)},
                     }
                 )
         message: PlainObject = {
@@ -901,11 +900,19 @@ class Renderer(StreamRenderer):
         code, message = error_words(error)
         return {"error": {"message": message, "type": code, "code": code}}
 
-    def fragments(
-        self, chunk: CourseToolCallChunk | CourseIncompleteToolCallChunk
+    def _fragments_of(
+        self, call: CourseToolCallChunk | CourseIncompleteToolCallChunk | CourseToolCallBlock
     ) -> Sequence[str] | None:
         """The call's ``argumentFragments`` as the fixture has them, else ``None``."""
-        return None  # PROVISIONAL: needs the stream's record
+        return None if self.stream is None else self.stream._argument_fragments(call.id)
+
+    def _arguments_text(self, block: CourseToolCallBlock | CourseIncompleteToolCallBlock) -> str:
+        """A call's whole arguments text: its fragments joined (a cut call's always),
+        else compact JSON."""
+        if isinstance(block, CourseIncompleteToolCallBlock):
+            return block.arguments_text
+        fragments = self._fragments_of(block)
+        return compact(thaw(block.arguments)) if fragments is None else "".join(fragments)
 
     def _call(self, call_id: str, name: str, fragments: Sequence[str]) -> str:
         """A tool call as OpenAI streams it: the first chunk names it and carries the

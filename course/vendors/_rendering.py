@@ -22,6 +22,7 @@ from typing import ClassVar
 from .._errors import FixtureProviderError, FixtureProviderErrorCode
 from .._json import PlainJson
 from .._model import CourseModelChunk, CourseModelResponse
+from .._stream import CourseModelStream
 from ._recording import PlainObject
 
 __all__ = ["StreamRenderer", "compact", "error_words"]
@@ -56,6 +57,9 @@ class StreamRenderer:
         self.request: PlainObject = {} if request is None else request
         """The request's JSON body, read only: what it asked of the stream (openai-chat:
         ``stream_options.include_usage``)."""
+        self.stream: CourseModelStream | None = None
+        """The stream rendered, set by the server before ``open``: what its chunks do not
+        carry (schema version 2: the fixture's ``model``, a call's argument fragments)."""
 
     def open(self, response_id: str) -> str:
         """The events that open the stream."""

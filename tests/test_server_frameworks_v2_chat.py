@@ -82,7 +82,7 @@ async def test_pydantic_ai_raises_incomplete_tool_call_at_a_length_end(
                 await agent.run(QUESTION)
     assert [request.get("stream") is True for request in course_server.requests] == [streamed] * 2
     # The retry told the model its arguments were cut: not JSON.
-    retry = thaw(course_server.requests[1])["messages"][-1]  # type: ignore[index]
+    retry: Any = thaw(course_server.requests[1])["messages"][-1]  # type: ignore[index]
     assert retry["role"] == "tool"
     assert "json_invalid" in retry["content"]
 

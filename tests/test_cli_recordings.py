@@ -14,12 +14,16 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from course._cli import EXIT_FAILED, EXIT_NOT_A_FIXTURE, EXIT_OK, main
-from course.vendors import RecordingError, load_recordings
+from course._cli.import_recordings import summary
+from course._json import JsonValue, PlainJson, refreeze
+from course.vendors import Recording, RecordingError, load_recordings
 
 from .helpers import ROUNDTRIP_PATH
 from .vendor_helpers import RECORDINGS
@@ -317,7 +321,7 @@ def test_the_output_is_written_whole_keeping_its_mode_and_through_a_link(
     status, _, _ = run_import(capsys, recording, "-o", str(link))
     assert status == EXIT_OK
     assert link.is_symlink()
-    assert json.loads(target.read_text(encoding="utf-8"))["schemaVersion"] == 1
+    assert json.loads(target.read_text(encoding="utf-8"))["schemaVersion"] == 2
     assert target.stat().st_mode & 0o777 == 0o640
     assert sorted(path.name for path in target.parent.iterdir()) == ["chat.json"]
 
@@ -407,3 +411,73 @@ def test_the_readme_shows_a_real_cassette_import(tmp_path: Path) -> None:
     blocks = re.findall(r"```console\n(.*?)```", readme, flags=re.DOTALL)
     shown = [block for block in blocks if block.startswith(f"$ {command}\n")]
     assert shown == [f"$ {command}\n{completed.stderr}"]
+
+
+# -- the schema version -------------------------------------------------------------------
+
+
+def test_import_writes_version_2_by_default_and_version_1_when_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    limited = json.dumps({"error": {"message": "Slow down", "code": "rate_limit_exceeded"}})
+    interaction = {
+        "request": {"method": "POST", "uri": CHAT_URI},
+        "response": {
+            "status": {"code": 429},
+            "headers": {"retry-after": ["2"]},
+            "body": {"string": limited},
+        },
+    }
+    path = write(tmp_path, "limited.yaml", json.dumps({"interactions": [interaction]}))
+    record = {"type": "transport_error", "message": "Slow down", "code": "rate_limit_exceeded"}
+    for options, version, fields in [
+        ((), 2, {"status": 429, "retryAfter": 2}),
+        (("--schema-version", "2"), 2, {"status": 429, "retryAfter": 2}),
+        (("--schema-version", "1"), 1, {}),
+    ]:
+        status, out, err = run_import(capsys, *options, path)
+        assert status == EXIT_OK
+        assert json.loads(out) == {
+            "schemaVersion": version,
+            "responses": [{"records": [{**record, **fields}]}],
+        }
+        assert err == [
+            f"{path} (interaction 0): openai-chat, 1 record, transport_error rate_limit_exceeded"
+        ]
+
+
+def test_validate_and_replay_take_the_schema_version(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "text.sse", TEXT_STREAM)
+    for command in ("validate", "replay"):
+        for version in ("1", "2"):
+            assert run(capsys, command, "--schema-version", version, path)[0] == EXIT_OK
+        assert main([command, "--schema-version", "3", path]) == EXIT_NOT_A_FIXTURE
+        assert "--schema-version: invalid choice: 3" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("stop_reason", "outcome"),
+    [
+        ("stop", "stop"),
+        ("tool_call", "toolCall"),
+        ("length", "length"),
+        ("content_filter", "contentFilter"),
+        ("refusal", "refusal"),
+        ("pause_turn", "pauseTurn"),
+    ],
+)
+def test_the_import_report_names_every_stop_reason(stop_reason: str, outcome: str) -> None:
+    start: PlainJson = {"type": "response_start", "responseId": "r", "role": "assistant"}
+    usage: PlainJson = {"inputTokens": 1, "outputTokens": 1}
+    end: PlainJson = {
+        "type": "response_end",
+        "responseId": "r",
+        "stopReason": stop_reason,
+        "usage": usage,
+    }
+    response: PlainJson = {"records": [start, end]}
+    frozen = cast("Mapping[str, JsonValue]", refreeze(response))
+    recording = Recording("anthropic", frozen, {}, truncated=False, schema_version=2)
+    assert summary(recording) == f"anthropic, 2 records, {outcome}"

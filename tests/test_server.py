@@ -1159,3 +1159,153 @@ def test_a_server_that_fails_to_start_says_so(monkeypatch: pytest.MonkeyPatch) -
     with pytest.raises(RuntimeError, match="did not start: SystemExit"), server:
         pass
     assert not server.running
+
+
+# -- schema version 2: when streaming begins, statuses, retry delays -----------------------
+
+
+def fixture_v2(*responses: list[object] | object) -> dict[str, object]:
+    return {**fixture(*responses), "schemaVersion": 2}
+
+
+def test_a_version_2_stream_opens_once_its_start_is_read_before_any_chunk() -> None:
+    log: Log = []
+
+    async def records() -> AsyncIterator[object]:
+        for record in [start("r-2"), text("a")]:
+            log.append(("source", record["type"]))
+            yield record
+        yield end("r-2")
+
+    client = request(app_for(fixture_v2(records()), log), STREAM, log=log)
+    # The status line and the opening go out before the first chunk's record is pulled.
+    assert log[:4] == [
+        ("source", "response_start"),
+        ("send", "http.response.start"),
+        ("render", {"open": "r-2"}),
+        ("send", "http.response.body"),
+    ]
+    assert [list(event)[-1] for event in client.events()] == ["open", "chunk", "complete"]
+
+
+def test_a_version_1_stream_still_opens_at_its_first_chunk() -> None:
+    log: Log = []
+
+    async def records() -> AsyncIterator[object]:
+        for record in [start("r-1"), text("a")]:
+            log.append(("source", record["type"]))
+            yield record
+        yield end("r-1")
+
+    request(app_for(fixture(records()), log), STREAM, log=log)
+    assert log[:3] == [
+        ("source", "response_start"),
+        ("source", "text_delta"),
+        ("send", "http.response.start"),
+    ]
+
+
+def test_a_version_2_transport_error_after_the_start_is_the_in_stream_error() -> None:
+    failure = {"type": "transport_error", "message": "cut", "code": "busy", "status": 503}
+    streamed = request(app_for(fixture_v2([start(), failure])), STREAM)
+    assert streamed.status == 200
+    assert [list(event)[-1] for event in streamed.events()] == ["open", "fail"]
+    # Version 1: nothing was streamed before it (no chunk), so it is an HTTP answer.
+    version_1 = {"type": "transport_error", "message": "cut", "code": "busy"}
+    client = request(app_for(fixture([start(), version_1])), STREAM)
+    assert client.status == 500
+    assert json.loads(client.body) == {"error": {"code": "busy", "message": "cut"}}
+
+
+def test_a_version_2_response_without_chunks_opens_then_completes() -> None:
+    client = request(app_for(fixture_v2([start("r-0"), end("r-0")])), STREAM)
+    assert client.status == 200
+    assert [list(event)[-1] for event in client.events()] == ["open", "complete"]
+
+
+@pytest.mark.parametrize("streaming", [True, False])
+@pytest.mark.parametrize(
+    ("retry_after", "headers"),
+    [
+        (None, {}),
+        (0, {b"retry-after": b"0", b"retry-after-ms": b"0"}),
+        (0.01, {b"retry-after": b"1", b"retry-after-ms": b"10"}),
+        (2, {b"retry-after": b"2", b"retry-after-ms": b"2000"}),
+        (1.0005, {b"retry-after": b"2", b"retry-after-ms": b"1001"}),
+        (86400, {b"retry-after": b"86400", b"retry-after-ms": b"86400000"}),
+    ],
+)
+def test_a_transport_error_before_streaming_answers_with_its_status_and_retry_delay(
+    streaming: bool, retry_after: float | None, headers: dict[bytes, bytes]
+) -> None:
+    failure: dict[str, object] = {"type": "transport_error", "message": "slow down"}
+    failure |= {"code": "rate_limit_exceeded", "status": 429}
+    if retry_after is not None:
+        failure["retryAfter"] = retry_after
+    client = request(app_for(fixture_v2([failure])), {"stream": streaming})
+    assert client.status == 429
+    sent = client.headers
+    assert {name: sent[name] for name in sent if name.startswith(b"retry-after")} == headers
+    assert b"x-should-retry" not in sent  # the SDK decides by the status
+    assert json.loads(client.body) == {
+        "error": {"code": "rate_limit_exceeded", "message": "slow down"}
+    }
+
+
+@pytest.mark.parametrize("streaming", [True, False])
+def test_a_version_2_transport_error_without_a_status_is_500_with_its_retry_delay(
+    streaming: bool,
+) -> None:
+    failure = {"type": "transport_error", "message": "later", "retryAfter": 3}
+    client = request(app_for(fixture_v2([failure])), {"stream": streaming})
+    assert client.status == 500
+    assert (client.headers[b"retry-after"], client.headers[b"retry-after-ms"]) == (b"3", b"3000")
+
+
+@settings(max_examples=50)
+@given(
+    status=st.integers(400, 599),
+    retry_after=st.one_of(
+        st.integers(0, 86400), st.floats(0, 86400, allow_nan=False, allow_infinity=False)
+    ),
+)
+def test_retry_headers_round_up_to_seconds_and_to_the_millisecond(
+    status: int, retry_after: float
+) -> None:
+    failure = {"type": "transport_error", "message": "m", "status": status}
+    client = request(app_for(fixture_v2([{**failure, "retryAfter": retry_after}])), STREAM)
+    assert client.status == status
+    seconds = int(client.headers[b"retry-after"])
+    milliseconds = int(client.headers[b"retry-after-ms"])
+    assert seconds - 1 < retry_after <= seconds
+    assert abs(milliseconds - retry_after * 1000) <= 0.5
+
+
+def test_the_fixtures_model_reaches_the_renderer_else_the_requests() -> None:
+    named = {**start("r-m"), "model": "fixture-model"}
+    app = app_for(fixture_v2([named, text("a"), end("r-m")], [named, end("r-m")], [start()]))
+    streamed = request(app, STREAM)
+    assert {event["model"] for event in streamed.events()} == {"fixture-model"}
+    whole = json.loads(request(app, {"model": "gpt-test"}).body)
+    assert whole["model"] == "fixture-model"
+    assert whole["whole"]["model"] == "fixture-model"
+    # No model in the fixture: the request's, as in version 1.
+    assert {event["model"] for event in request(app, STREAM).events()} == {"gpt-test"}
+
+
+def test_the_start_usage_reaches_the_renderer_before_it_opens() -> None:
+    seen: list[object] = []
+    base = recording_renderers()["anthropic"]
+
+    class Renderer(base):  # type: ignore[misc, valid-type]
+        def open(self, response_id: str) -> str:
+            seen.append(self.start_usage)
+            opening: str = super().open(response_id)
+            return opening
+
+    usage = {"inputTokens": 9, "outputTokens": 1, "cacheReadTokens": 4}
+    records = [{**start(), "usage": usage}, end()]
+    app = FixtureApp(fixture_v2(records, [start(), end()]), renderers={"anthropic": Renderer})
+    for _ in range(2):
+        request(app, STREAM, path="/v1/messages")
+    assert [None if u is None else u.to_dict() for u in seen] == [usage, None]  # type: ignore[attr-defined]

@@ -73,7 +73,8 @@ def _adapter(records: list[dict[str, Any]]) -> FixtureProviderAdapter:
 
 
 def serve_stream(records: list[dict[str, Any]], request: Any = WITH_USAGE) -> Served:
-    """The streaming answer, rendered as the server renders a version-2 stream."""
+    """The streaming answer, rendered as the server renders a version-2 stream (given the
+    stream, opened once its start was read, told the fixture's model)."""
 
     async def run() -> Served:
         renderer = Renderer(REQUEST_MODEL, request)
@@ -85,6 +86,8 @@ def serve_stream(records: list[dict[str, Any]], request: Any = WITH_USAGE) -> Se
                 await stream.result()
             except FixtureProviderError as error:
                 return Served(500, json.dumps(renderer.error_body(error)).encode(), JSON)
+        if stream.model is not None:  # the server tells the renderer the fixture's model
+            renderer.model = stream.model
         parts = [renderer.open(stream.response_id)]  # type: ignore[arg-type]
         try:
             async for chunk in stream:
@@ -102,7 +105,10 @@ def serve_whole(records: list[dict[str, Any]]) -> Served:
         renderer = Renderer(REQUEST_MODEL)
         stream = _adapter(records).stream(CourseModelRequest(id="request-1"))._without_delays()
         renderer.stream = stream
-        return Served(200, json.dumps(renderer.whole(await stream.result())).encode(), JSON)
+        response = await stream.result()
+        if response.model is not None:
+            renderer.model = response.model
+        return Served(200, json.dumps(renderer.whole(response)).encode(), JSON)
 
     return asyncio.run(run())
 

@@ -138,7 +138,7 @@ def test_streamed_and_whole_calls_keep_their_order_and_other_calls_are_skipped(
         interaction(WEATHER, '{"temperature": 21}'),
         interaction(CHAT, STREAM.replace("chatcmpl-1", "chatcmpl-3")),
     )
-    loaded = read_file(str(path), "auto", None)
+    loaded = read_file(str(path), "auto", None, 2)
     assert [where for where, _ in loaded.recordings] == [
         "interaction 0",
         "interaction 2",
@@ -164,14 +164,14 @@ def test_a_post_answered_as_a_model_answers_is_a_model_call_whatever_its_path(
 def test_an_event_stream_of_another_service_is_skipped(tmp_path: Path) -> None:
     mcp = 'event: message\ndata: {"jsonrpc": "2.0", "id": 1, "result": {}}\n\n'
     path = write(tmp_path, interaction("https://mcp.example.com/mcp", mcp), interaction())
-    assert read_file(str(path), "auto", None).skipped == 1
+    assert read_file(str(path), "auto", None, 2).skipped == 1
 
 
 def test_binary_answers_of_other_services_are_skipped(tmp_path: Path) -> None:
     audio = interaction("https://api.openai.com/v1/audio/speech", b"\xff\xfb\x90\x00")
     redirect = interaction(CHAT, "", status={"code": 307, "message": "Temporary Redirect"})
     path = write(tmp_path, audio, redirect, interaction())
-    loaded = read_file(str(path), "auto", None)
+    loaded = read_file(str(path), "auto", None, 2)
     assert (len(loaded.recordings), loaded.skipped) == (1, 2)
 
 
@@ -237,14 +237,17 @@ def test_an_http_error_answer_is_one_transport_error_in_the_provider_s_words(
     tmp_path: Path, uri: str, body: object, record: dict[str, str]
 ) -> None:
     path = write(tmp_path, interaction(uri, json.dumps(body), status={"code": 429}))
-    assert responses(path) == [{"records": [{"type": "transport_error", **record}]}]
+    assert responses(path) == [{"records": [{"type": "transport_error", **record, "status": 429}]}]
+    # Version 1 has no status.
+    version_1 = responses(path, schema_version=1)
+    assert version_1 == [{"records": [{"type": "transport_error", **record}]}]
 
 
 def test_an_error_body_that_is_no_json_is_the_message_shortened(tmp_path: Path) -> None:
     page = "<html>" + "Bad gateway " * 100 + "</html>"
     path = write(tmp_path, interaction(CHAT, page, status={"code": 502}))
     ((record,),) = [response["records"] for response in responses(path)]
-    assert record == {"type": "transport_error", "message": page[:497] + "..."}
+    assert record == {"type": "transport_error", "message": page[:497] + "...", "status": 502}
     assert len(record["message"]) == 500
 
 
@@ -256,7 +259,11 @@ def test_an_error_body_is_read_in_the_named_format_s_shape(tmp_path: Path) -> No
     assert record["code"] == "rate_limit"
     # Anthropic's shape says `"type": "error"`: this body is not in it.
     (record,) = responses(path, format="anthropic")[0]["records"]
-    assert record == {"type": "transport_error", "message": json.dumps(openai_shaped)}
+    assert record == {
+        "type": "transport_error",
+        "message": json.dumps(openai_shaped),
+        "status": 429,
+    }
 
 
 def test_an_error_answer_with_no_recorded_uri_is_a_model_call_in_a_provider_s_shape(
@@ -271,7 +278,7 @@ def test_an_error_answer_with_no_recorded_uri_is_a_model_call_in_a_provider_s_sh
     }
     path = tmp_path / "bare.yaml"
     path.write_text(yaml.dump(cassette))
-    loaded = read_file(str(path), "auto", None)
+    loaded = read_file(str(path), "auto", None, 2)
     assert [where for where, _ in loaded.recordings] == ["interaction 1"]
     assert loaded.skipped == 1
 
@@ -296,7 +303,7 @@ def test_a_typed_binary_body_that_is_not_base64_is_unreadable(tmp_path: Path) ->
 
 def test_an_error_answer_of_another_service_is_skipped(tmp_path: Path) -> None:
     path = write(tmp_path, interaction(WEATHER, "{}", status={"code": 500}), interaction())
-    assert read_file(str(path), "auto", None).skipped == 1
+    assert read_file(str(path), "auto", None, 2).skipped == 1
 
 
 # -- bodies: gzip, base64, pydantic-ai's forms ------------------------------------------------
@@ -642,3 +649,71 @@ def test_a_response_aliases_repeat_is_read_once_however_large_its_headers(
     path.write_text(text)
     assert len(responses(path)) == 501
     assert len(read) == 1
+
+
+# -- version 2: an error answer's status and retry delay ------------------------------------
+
+RATE_LIMITED: Final = json.dumps(
+    {"error": {"message": "Slow down", "type": "requests", "code": "rate_limit_exceeded"}}
+)
+
+
+@pytest.mark.parametrize(
+    ("headers", "retry_after"),
+    [
+        ({"retry-after-ms": ["1500"], "retry-after": ["2"]}, 1.5),  # the exact one first
+        ({"retry-after-ms": ["2000"]}, 2),
+        ({"Retry-After": ["30"]}, 30),
+        ({"retry-after": ["0.25"]}, 0.25),
+        ({"retry-after": ["0"]}, 0),
+        ({"retry-after": ["86400"]}, 86400),
+        ({"retry-after-ms": ["soon"], "retry-after": ["7"]}, 7),
+        ({"retry-after": ["Wed, 21 Oct 2015 07:28:00 GMT"]}, None),  # a date: no delay
+        ({"retry-after": ["86401"]}, None),  # past what a fixture takes
+        ({"retry-after": ["-1"]}, None),
+        ({"retry-after": ["9" * 5000]}, None),  # too long to be a delay (or to parse at once)
+        ({}, None),
+    ],
+)
+def test_an_error_answer_keeps_its_status_and_retry_delay_in_version_2(
+    tmp_path: Path, headers: dict[str, list[str]], retry_after: float | None
+) -> None:
+    path = write(tmp_path, interaction(CHAT, RATE_LIMITED, status={"code": 429}, headers=headers))
+    expected: dict[str, object] = {
+        "type": "transport_error",
+        "message": "Slow down",
+        "code": "rate_limit_exceeded",
+        "status": 429,
+    }
+    if retry_after is not None:
+        expected["retryAfter"] = retry_after
+    assert responses(path) == [{"records": [expected]}]
+    (record,) = responses(path, schema_version=1)[0]["records"]
+    assert "status" not in record and "retryAfter" not in record
+    # What was imported is what the server answers with.
+    fixture = load_recordings(path)
+    FixtureProviderAdapter(fixture)
+
+
+def test_a_status_outside_what_a_fixture_takes_is_left_out(tmp_path: Path) -> None:
+    path = write(tmp_path, interaction(CHAT, RATE_LIMITED, status={"code": 600}))
+    (record,) = responses(path)[0]["records"]
+    assert "status" not in record
+
+
+def test_aliased_bodies_answered_with_other_statuses_keep_each_its_own(tmp_path: Path) -> None:
+    body = json.dumps(RATE_LIMITED)
+    text = (
+        "interactions:\n"
+        f"- request: {{method: POST, uri: '{CHAT}'}}\n"
+        f"  response:\n    status: {{code: 429}}\n    body: &b {{string: {body}}}\n"
+        "    headers: {retry-after: ['1']}\n"
+        f"- request: {{method: POST, uri: '{CHAT}'}}\n"
+        "  response:\n    status: {code: 503}\n    body: *b\n"
+    )
+    path = tmp_path / "statuses.yaml"
+    path.write_text(text)
+    first, second = (response["records"][0] for response in responses(path))
+    assert (first["status"], first["retryAfter"]) == (429, 1)
+    assert second["status"] == 503
+    assert "retryAfter" not in second

@@ -14,10 +14,10 @@ import sys
 import types
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Final, cast
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course import FixtureProviderAdapter, thaw
@@ -32,6 +32,8 @@ from course.vendors import (
 )
 from course.vendors._cut import is_cut
 from course.vendors._recording import ARGUMENTS_MAX_DEPTH, Event, Refusal, StreamImporter
+
+from .helpers import stream_one
 
 Code = RecordingErrorCode
 
@@ -369,7 +371,7 @@ def test_load_recordings_reads_each_file_in_order(tmp_path: Path) -> None:
     two = tmp_path / "two.sse"
     two.write_bytes((START.replace("r1", "r2") + END).encode())
     fixture = load_recordings(one, str(two))
-    assert fixture["schemaVersion"] == 1
+    assert fixture["schemaVersion"] == 2
     ids = [r["records"][0]["responseId"] for r in cast("list[Any]", fixture["responses"])]
     assert ids == ["r1", "r2"]
 
@@ -770,3 +772,296 @@ def test_a_fixture_given_as_a_recording_is_named_so() -> None:
     error = refused('{"schemaVersion": 1, "responses": []}')
     assert (error.code, error.line, error.column) == (Code.RECORDING_UNKNOWN_FORMAT, 1, 1)
     assert "is a fixture, not a recorded answer" in error.message
+
+
+# -- schema version 2: the argument and the record builders ---------------------------------
+
+
+class ToyV2Importer(ToyImporter):
+    """The toy format with version-2 events: ``{"type": "start", "id", "model"?,
+    "usage"?}``, ``model``, ``think``, ``sig``, ``redacted``, ``refuse``, ``frags``
+    (``args``: fragments), ``cut``, ``finish`` (``stop``, ``word``?, ``usage``?: ``in``,
+    ``out``, ``read``?, ``write``?, ``reasoning``?)."""
+
+    def feed(self, event: Event) -> None:
+        data = event.data
+        kind = None if data is None else data.get("type")
+        if data is None or kind not in _TOY_V2:
+            super().feed(event)
+        elif kind == "start":
+            usage = self.obj(data, "usage", (), optional=True)
+            self.start(
+                self.identifier(data, "id", ()),
+                model=self.string(data, "model", (), optional=True),
+                usage=None if usage is None else self._usage(usage, ("usage",)),
+            )
+        elif kind == "model":
+            self.model(self.string(data, "model", ()))
+        elif kind == "think":
+            self.thinking(self.string(data, "text", ()))
+        elif kind == "sig":
+            self.thinking_signature(self.identifier(data, "signature", ()))
+        elif kind == "redacted":
+            self.redacted_thinking(self.identifier(data, "data", ()))
+        elif kind == "refuse":
+            self.refusal(self.string(data, "text", ()))
+        elif kind == "frags":
+            fragments = cast("list[str]", self.array(data, "args", ()))
+            signature = self.string(data, "signature", (), optional=True)
+            self.tool_call(
+                "c1",
+                "f",
+                "".join(fragments),
+                ("args",),
+                0,
+                fragments=fragments,
+                signature=signature,
+            )
+        elif kind == "cut":
+            self.incomplete_tool_call("c2", "g", cast("list[str]", self.array(data, "args", ())))
+        else:
+            usage = self.obj(data, "usage", (), optional=True)
+            self.finish(
+                self.string(data, "stop", ()),
+                None if usage is None else self._usage(usage, ("usage",)),
+                self.string(data, "word", (), optional=True),
+                ("usage",),
+            )
+
+    def _usage(self, usage: dict[str, Any], path: tuple[str, ...]) -> dict[str, int]:
+        def count(key: str) -> int | None:
+            return self.count(usage, key, path, optional=True)
+
+        return self.usage_details(
+            count("in") or 0,
+            count("out") or 0,
+            count("read"),
+            count("write"),
+            count("reasoning"),
+            path=path,
+        )
+
+
+_TOY_V2: Final = {"start", "model", "think", "sig", "redacted", "refuse", "frags", "cut", "finish"}
+
+
+@pytest.fixture
+def toy_v2(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(toy, "Importer", ToyV2Importer)
+
+
+def toy_events(*events: dict[str, object]) -> str:
+    return "".join(f"data: {json.dumps(event)}\n\n" for event in events)
+
+
+V2_EVENTS: Final[list[dict[str, object]]] = [
+    {"type": "start", "id": "r1", "usage": {"in": 9, "out": 1, "read": 4}},
+    {"type": "model", "model": "toy-1"},
+    {"type": "think", "text": "Hmm"},
+    {"type": "sig", "signature": "s1"},
+    {"type": "redacted", "data": "opaque"},
+    {"type": "refuse", "text": ""},
+    {"type": "frags", "args": ['{"a"', "", ": 1}"], "signature": "t1"},
+    {"type": "cut", "args": ['{"b": ']},
+    {
+        "type": "finish",
+        "stop": "length",
+        "word": "max",
+        "usage": {"in": 9, "out": 5, "reasoning": 2},
+    },
+]
+
+
+@pytest.mark.usefixtures("toy_v2")
+def test_version_2_builders_write_every_new_field_and_the_result_replays() -> None:
+    recording = import_recording(toy_events(*V2_EVENTS))
+    assert recording.schema_version == 2
+    assert records_of(recording) == [
+        {
+            "type": "response_start",
+            "responseId": "r1",
+            "role": "assistant",
+            "model": "toy-1",
+            "usage": {"inputTokens": 9, "outputTokens": 1, "cacheReadTokens": 4},
+        },
+        {"type": "thinking_delta", "text": "Hmm"},
+        {"type": "thinking_signature", "signature": "s1"},
+        {"type": "redacted_thinking", "data": "opaque"},
+        {
+            "type": "tool_call",
+            "id": "c1",
+            "name": "f",
+            "arguments": {"a": 1},
+            "argumentFragments": ['{"a"', "", ": 1}"],
+            "signature": "t1",
+        },
+        {"type": "tool_call_incomplete", "id": "c2", "name": "g", "argumentFragments": ['{"b": ']},
+        {
+            "type": "response_end",
+            "responseId": "r1",
+            "stopReason": "length",
+            "usage": {"inputTokens": 9, "outputTokens": 5, "reasoningTokens": 2},
+            "providerStopReason": "max",
+        },
+    ]
+    fixture = {"schemaVersion": 2, "responses": [thaw(recording.response)]}
+    response = stream_one(fixture).response
+    assert response is not None
+    assert (response.model, response.stop_reason, response.provider_stop_reason) == (
+        "toy-1",
+        "length",
+        "max",
+    )
+
+
+@pytest.mark.usefixtures("toy_v2")
+def test_version_1_builders_write_exactly_the_version_1_records() -> None:
+    recording = import_recording(toy_events(*V2_EVENTS), schema_version=1)
+    assert recording.schema_version == 1
+    assert records_of(recording) == [
+        {"type": "response_start", "responseId": "r1", "role": "assistant"},
+        {"type": "tool_call", "id": "c1", "name": "f", "arguments": {"a": 1}},
+        # Any end but a stop or a tool call is a transport error with the provider's word.
+        {
+            "type": "transport_error",
+            "message": "The provider stopped the response: max",
+            "code": "max",
+        },
+    ]
+    done = toy_events(V2_EVENTS[0], {"type": "finish", "stop": "tool_call", "usage": {"in": 1}})
+    assert records_of(import_recording(done, schema_version=1))[-1] == {
+        "type": "response_end",
+        "responseId": "r1",
+        "stopReason": "tool_call",
+        "usage": {"inputTokens": 1, "outputTokens": 0},
+    }
+
+
+@pytest.mark.usefixtures("toy_v2")
+def test_a_refusal_and_empty_text_give_the_records_the_spec_says() -> None:
+    events: list[dict[str, object]] = [
+        {"type": "start", "id": "r1"},
+        {"type": "refuse", "text": "No."},
+        {"type": "refuse", "text": ""},
+        {"type": "think", "text": ""},  # the caller decides: an empty one is written
+        {"type": "finish", "stop": "refusal", "word": "", "usage": {"in": 1, "out": 1}},
+    ]
+    assert records_of(import_recording(toy_events(*events)))[1:] == [
+        {"type": "refusal_delta", "text": "No."},
+        {"type": "thinking_delta", "text": ""},
+        {
+            "type": "response_end",
+            "responseId": "r1",
+            "stopReason": "refusal",
+            "usage": {"inputTokens": 1, "outputTokens": 1},
+        },
+    ]
+
+
+@pytest.mark.usefixtures("toy_v2")
+def test_a_version_2_end_without_usage_takes_the_fallback_else_is_refused() -> None:
+    text = toy_events({"type": "start", "id": "r1"}, {"type": "finish", "stop": "length"})
+    assert records_of(import_recording(text, usage=(5, 6)))[-1]["usage"] == {
+        "inputTokens": 5,
+        "outputTokens": 6,
+    }
+    error = refused(text)
+    assert (error.code, error.line, error.column) == (Code.RECORDING_MISSING_USAGE, 3, 1)
+
+
+@pytest.mark.usefixtures("toy_v2")
+@pytest.mark.parametrize(
+    ("usage", "message"),
+    [
+        ({"in": 3, "out": 1, "read": 2, "write": 2}, "cache counts (2 read, 2 written) exceed"),
+        ({"in": 3, "out": 1, "read": 4}, "cache counts (4 read, 0 written) exceed"),
+        ({"in": 3, "out": 1, "reasoning": 2}, "2 reasoning tokens exceed its 1 output"),
+    ],
+)
+def test_usage_that_breaks_the_usage_rules_is_malformed_at_its_object(
+    usage: dict[str, int], message: str
+) -> None:
+    for event in (
+        {"type": "start", "id": "r1", "usage": usage},
+        {"type": "finish", "stop": "stop", "usage": usage},
+    ):
+        events = [{"type": "start", "id": "r1"}, event] if event["type"] == "finish" else [event]
+        text = toy_events(*events)
+        error = refused(text)
+        assert error.code is Code.RECORDING_MALFORMED_EVENT
+        assert message in error.message
+        line = text.count("\n", 0, text.rindex("data: ")) + 1
+        column = text.splitlines()[line - 1].index('{"in"') + 1
+        assert (error.line, error.column) == (line, column)
+
+
+@pytest.mark.usefixtures("toy_v2")
+@settings(max_examples=40)
+@given(
+    counts=st.tuples(*[st.integers(0, 6)] * 2, *[st.none() | st.integers(0, 6)] * 3),
+)
+def test_import_accepts_exactly_the_usage_replay_accepts(
+    counts: tuple[int, int, int | None, int | None, int | None],
+) -> None:
+    keys = ("in", "out", "read", "write", "reasoning")
+    usage = {key: count for key, count in zip(keys, counts, strict=True) if count is not None}
+    text = toy_events(
+        {"type": "start", "id": "r1"}, {"type": "finish", "stop": "stop", "usage": usage}
+    )
+    fixture_usage = {"inputTokens": counts[0], "outputTokens": counts[1]}
+    names = ("cacheReadTokens", "cacheWriteTokens", "reasoningTokens")
+    fixture_usage |= {n: c for n, c in zip(names, counts[2:], strict=True) if c is not None}
+    record = {"type": "response_end", "responseId": "r1", "stopReason": "stop"}
+    fixture = {
+        "schemaVersion": 2,
+        "responses": [{"records": [start_record(), {**record, "usage": fixture_usage}]}],
+    }
+    replayed = stream_one(fixture)
+    try:
+        recording = import_recording(text)
+    except RecordingError as error:
+        assert error.code is Code.RECORDING_MALFORMED_EVENT
+        assert replayed.error is not None
+        assert replayed.error.code.value == "PROVIDER_MALFORMED_EVENT"
+    else:
+        assert replayed.response is not None
+        assert records_of(recording)[-1]["usage"] == fixture_usage
+
+
+def start_record() -> dict[str, object]:
+    return {"type": "response_start", "responseId": "r1", "role": "assistant"}
+
+
+@pytest.mark.parametrize("version", [True, False, "2", 2.0, None])
+def test_schema_version_of_another_type_is_a_type_error(version: object, tmp_path: Path) -> None:
+    path = tmp_path / "one.sse"
+    path.write_text(START + END)
+    with pytest.raises(TypeError, match="schema_version must be an int"):
+        import_recording(START + END, schema_version=version)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="schema_version must be an int"):
+        load_recordings(path, schema_version=version)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("version", [0, 3, -1, 2**64])
+def test_schema_version_must_be_1_or_2(version: int, tmp_path: Path) -> None:
+    path = tmp_path / "one.sse"
+    path.write_text(START + END)
+    with pytest.raises(ValueError, match="schema_version must be 1 or 2"):
+        import_recording(START + END, schema_version=version)
+    with pytest.raises(ValueError, match="schema_version must be 1 or 2"):
+        load_recordings(path, schema_version=version)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_the_schema_version_is_kept_on_the_recording_and_the_fixture(
+    version: int, tmp_path: Path
+) -> None:
+    path = tmp_path / "one.sse"
+    path.write_text(START + END)
+    assert import_recording(START + END, schema_version=version).schema_version == version
+    body = json.dumps({"object": "toy", "id": "r1", "text": "Hi", "usage": [1, 2]})
+    assert import_recording(body, schema_version=version).schema_version == version
+    fixture = load_recordings(path, schema_version=version)
+    assert fixture["schemaVersion"] == version
+    FixtureProviderAdapter(fixture)  # a fixture of that version
+    assert import_recording(START + END).schema_version == 2  # the default

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from course import (
     CourseModelResponse,
     CourseTextBlock,
+    CourseToolCallBlock,
     FixtureProviderError,
     FixtureProviderErrorCode,
     thaw,
@@ -69,7 +70,7 @@ def calls(response: CourseModelResponse) -> list[tuple[str, str, object]]:
     return [
         (b.id, b.name, thaw(b.arguments))
         for b in response.message.content
-        if not isinstance(b, CourseTextBlock)
+        if isinstance(b, CourseToolCallBlock)
     ]
 
 

@@ -10,8 +10,9 @@ file.
 Positions are looked up only for the findings that are printed, in the text already
 read (``TextPositions``): loading itself takes the fast path.
 
-A recording is imported first, with the ``--format`` and ``--usage`` every command that
-reads recordings takes (``add_recording_options``).
+A recording is imported first, with the ``--format``, ``--usage`` and
+``--schema-version`` every command that reads recordings takes
+(``add_recording_options``).
 """
 
 from __future__ import annotations
@@ -72,18 +73,20 @@ _STAND_IN: Final[dict[str, PlainJson]] = {"records": []}
 
 @dataclass(frozen=True, slots=True)
 class RecordingOptions:
-    """How recordings are imported: ``--format`` and ``--usage``."""
+    """How recordings are imported: ``--format``, ``--usage`` and ``--schema-version``."""
 
     format: str = "auto"
     usage: tuple[int, int] | None = None
+    schema_version: int = SCHEMA_VERSIONS[-1]
 
     @classmethod
     def of(cls, args: argparse.Namespace) -> RecordingOptions:
-        return cls(args.format, args.usage)
+        return cls(args.format, args.usage, args.schema_version)
 
 
 def add_recording_options(parser: argparse.ArgumentParser) -> None:
-    """``--format`` and ``--usage IN,OUT``, for the commands that read recordings."""
+    """``--format``, ``--usage IN,OUT`` and ``--schema-version``, for the commands that
+    read recordings."""
     from ..vendors._importing import FORMATS  # noqa: PLC0415  (the vendors load on demand)
 
     parser.add_argument(
@@ -97,6 +100,14 @@ def add_recording_options(parser: argparse.ArgumentParser) -> None:
         type=_usage,
         metavar="IN,OUT",
         help="token counts for a recorded answer that succeeded without usage",
+    )
+    parser.add_argument(
+        "--schema-version",
+        type=int,
+        choices=SCHEMA_VERSIONS,
+        default=SCHEMA_VERSIONS[-1],
+        help="the fixture schema version recordings become (default: %(default)s; 1 keeps "
+        "version 1's rules, where every other end is a transport error)",
     )
 
 
@@ -188,8 +199,8 @@ def check(name: str, recording: RecordingOptions | None = None) -> Checked:
     """Load ``name`` strictly and build the adapter, one response at a time if need be.
 
     A recording is imported first (``course.vendors.load_recordings``, with
-    ``recording``'s format and usage); one it refuses is a finding that says where, as
-    the importer does: ``FILE:LINE:COLUMN: CODE why``.
+    ``recording``'s format, usage and schema version); one it refuses is a finding that
+    says where, as the importer does: ``FILE:LINE:COLUMN: CODE why``.
     """
     checked = Checked(name)
     if is_recording(name):
@@ -220,7 +231,12 @@ def _check_recording(checked: Checked, options: RecordingOptions) -> Checked:
     from ..vendors import RecordingError, load_recordings  # noqa: PLC0415  (on demand)
 
     try:
-        loaded = load_recordings(checked.name, format=options.format, usage=options.usage)
+        loaded = load_recordings(
+            checked.name,
+            format=options.format,
+            usage=options.usage,
+            schema_version=options.schema_version,
+        )
         checked.data = loaded  # type: ignore[assignment]
     except RecordingError as error:
         finding = Finding(

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import cast
 
 from .._json import JsonValue, PlainJson, thaw
+from .._parser import STOP_REASONS
 from .._text import one_line, plural
 from ..vendors._importing import FileImport, import_recording, read_file
 from ..vendors._recording import Recording, RecordingError, RecordingErrorCode
@@ -41,7 +42,7 @@ _STDIN_NAME = "<stdin>"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``RECORDING...``, ``--format``, ``--usage IN,OUT``, ``-o OUT``."""
+    """``RECORDING...``, ``--format``, ``--usage IN,OUT``, ``--schema-version``, ``-o OUT``."""
     parser.description = (
         "Import each recording (the raw SSE body of a streamed response, the JSON body of a "
         "non-streamed one, or a VCR cassette) as one fixture response per answer, in order, "
@@ -98,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
             )
     if status != EXIT_OK:
         return status
-    text = json.dumps({"schemaVersion": 1, "responses": responses}, indent=2) + "\n"
+    fixture = {"schemaVersion": options.schema_version, "responses": responses}
+    text = json.dumps(fixture, indent=2) + "\n"
     if args.output is None:
         sys.stdout.write(text)
         return EXIT_OK
@@ -111,11 +113,15 @@ def run(args: argparse.Namespace) -> int:
 
 def _read(path: str, options: RecordingOptions) -> FileImport:
     if path != STDIN:
-        return read_file(path, options.format, options.usage, 1)
+        return read_file(path, options.format, options.usage, options.schema_version)
     stream = sys.stdin
     data: str | bytes = stream.buffer.read() if hasattr(stream, "buffer") else stream.read()
     recording = import_recording(
-        data, format=options.format, usage=options.usage, source=_STDIN_NAME
+        data,
+        format=options.format,
+        usage=options.usage,
+        source=_STDIN_NAME,
+        schema_version=options.schema_version,
     )
     return FileImport((("", recording),))
 
@@ -165,7 +171,8 @@ def _write(path: str, text: str) -> str | None:
 
 
 def summary(recording: Recording) -> str:
-    """``openai-chat, 5 records, toolCall, ignored: ping 2``."""
+    """``openai-chat, 5 records, toolCall, ignored: ping 2`` (the outcome: ``cut``,
+    ``transport_error CODE``, or the normalized stop reason)."""
     records = cast("tuple[Mapping[str, JsonValue], ...]", recording.response["records"])
     last = records[-1] if records else {}
     if recording.truncated:
@@ -174,7 +181,7 @@ def summary(recording: Recording) -> str:
         code = last.get("code")
         outcome = "transport_error" + ("" if code is None else f" {code}")
     else:
-        outcome = "toolCall" if last.get("stopReason") == "tool_call" else "stop"
+        outcome = STOP_REASONS.get(cast(str, last.get("stopReason")), "stop")
     text = f"{recording.format}, {plural(len(records), 'record')}, {outcome}"
     if recording.ignored:
         ignored = ", ".join(f"{key} {value}" for key, value in sorted(recording.ignored.items()))

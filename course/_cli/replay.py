@@ -40,11 +40,12 @@ HELP = "print every call's chunks and response (the bundled fixture by default)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``[FILE]``, ``--json``, ``--no-delay``, and for a recording ``--format``, ``--usage``."""
+    """``[FILE]``, ``--json``, ``--no-delay``, and for a recording ``--format``, ``--usage``,
+    ``--schema-version``."""
     parser.description = (
         "Replay a fixture, one call per response, printing chunks and responses. A "
-        "recording (.sse, or a VCR cassette .yaml/.yml) is imported first, with --format "
-        "and --usage."
+        "recording (.sse, or a VCR cassette .yaml/.yml) is imported first, with --format, "
+        "--usage and --schema-version."
     )
     parser.add_argument("file", nargs="?", metavar="FILE", help="a fixture file or a recording")
     parser.add_argument(

@@ -24,13 +24,14 @@ HELP = "stream every response of each fixture and report where each one fails"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``FILE...``, ``--quiet``, ``--json``, and for recordings ``--format``, ``--usage``."""
+    """``FILE...``, ``--quiet``, ``--json``, and for recordings ``--format``, ``--usage``,
+    ``--schema-version``."""
     parser.description = (
         "Load each file strictly, build the adapter and stream every response; print one "
         "line per response as FILE:LINE:COLUMN: response N: ok (...) or CODE message. "
-        "Recordings (.sse, and VCR cassettes .yaml/.yml) are imported first, with --format "
-        "and --usage. A directory stands for the *.json fixtures and *.sse recordings "
-        "under it."
+        "Recordings (.sse, and VCR cassettes .yaml/.yml) are imported first, with --format, "
+        "--usage and --schema-version. A directory stands for the *.json fixtures and *.sse "
+        "recordings under it."
     )
     parser.add_argument(
         "files", nargs="+", metavar="FILE", help="fixture files, recordings or folders"

@@ -26,6 +26,7 @@ from typing import Final, cast
 from .._errors import pointer
 from .._json import JsonValue, PlainJson, adopt_array, adopt_object, thaw
 from .._json_text import JsonSyntaxError, line_and_column, loads, parse_positioned
+from .._parser import MAX_RETRY_AFTER
 from .._text import shorten
 from . import _anthropic, _openai_chat, _openai_responses
 from ._cassette import Answer, is_cassette, read_cassette
@@ -77,6 +78,12 @@ _BOM: Final = "\ufeff"
 _LEADING_SPACE: Final = re.compile(r"[ \t\r\n]*")
 """JSON's whitespace, before a body's first character."""
 _LINE_BREAK: Final = re.compile(r"\r\n|\r")
+_RETRY_HEADERS: Final = ("retry-after-ms", "retry-after")
+"""The response headers a retry delay is read from, the first one found first."""
+_SECONDS: Final = re.compile(r"[0-9]{1,15}(?:\.[0-9]{1,30})?")
+"""A number of seconds (or milliseconds) in a retry header, bounded so it parses at once."""
+_MAX_STATUS: Final = 599
+"""The highest HTTP status a fixture's ``transport_error`` may give."""
 
 
 class _NoFormat(RecordingError):
@@ -445,6 +452,8 @@ def _import_cassette(
         encoding = answer.headers.get("content-encoding")
         key = (*answer.key, status >= 400, 200 <= status < 300, answer.method, answer.route)
         key += (encoding,)
+        if status >= 400:  # version 2 keeps an error's status and retry delay
+            key += (status, *map(answer.headers.get, _RETRY_HEADERS))
         if key in imported:  # one body YAML aliases repeat: imported once
             recording = imported[key]
         else:
@@ -543,6 +552,13 @@ def _error_answer(
     record: dict[str, JsonValue] = {"type": "transport_error", "message": message}
     if code is not None:
         record["code"] = code
+    if version >= 2:
+        status = answer.status
+        if status is not None and status <= _MAX_STATUS:
+            record["status"] = status
+        retry_after = _retry_after(answer.headers)
+        if retry_after is not None:
+            record["retryAfter"] = retry_after
     return Recording(
         format=name,
         response=adopt_object({"records": adopt_array([adopt_object(record)])}),
@@ -550,6 +566,20 @@ def _error_answer(
         truncated=False,
         schema_version=version,
     )
+
+
+def _retry_after(headers: Mapping[str, str]) -> int | float | None:
+    """The provider's retry delay in seconds: ``retry-after-ms`` / 1000, else
+    ``retry-after``, when it is a number of seconds from 0 to ``MAX_RETRY_AFTER`` (an
+    HTTP date, or anything else, gives none)."""
+    for name, scale in zip(_RETRY_HEADERS, (1000, 1), strict=True):
+        text = headers.get(name, "").strip()
+        if _SECONDS.fullmatch(text):
+            value = int(text) if text.isdigit() else float(text)
+            value = int(value) // scale if value % scale == 0 else value / scale
+            if value <= MAX_RETRY_AFTER:
+                return value
+    return None
 
 
 def _error_words(text: str, format: str) -> tuple[str, str | None, str | None] | None:

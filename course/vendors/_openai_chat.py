@@ -818,9 +818,6 @@ class Renderer(StreamRenderer):
 
     def open(self, response_id: str) -> str:
         self._response_id = response_id
-        model = None if self.stream is None else self.stream.model
-        if model is not None:
-            self.model = model  # the fixture's, over the request's
         return ""  # the role chunk goes out with the first record, which decides its content
 
     def chunk(self, chunk: CourseModelChunk) -> str:
@@ -883,7 +880,7 @@ class Renderer(StreamRenderer):
             "id": response.response_id,
             "object": "chat.completion",
             "created": self._created,
-            "model": response.model or self.model,
+            "model": self.model,
             "choices": [
                 {
                     "index": 0,

@@ -3,13 +3,18 @@
 A format module's ``Renderer`` turns one ``CourseModelStream`` into that provider's
 wire format, as the server receives the stream's values:
 
-- streaming: ``open`` (when the first chunk comes, or the response completes without
-  one), then ``chunk`` for each chunk, then ``complete`` with the response, or
+- streaming: ``open`` (schema version 1: when the first chunk comes, or the response
+  completes without one; version 2: once ``response_start`` was read, so before any
+  chunk), then ``chunk`` for each chunk, then ``complete`` with the response, or
   ``fail`` with the error once streaming has begun; each returns SSE text to send
   (a format may hold back part of its opening until it knows what comes first);
 - not streaming: ``whole`` with the response gives the JSON body;
-- before streaming has begun, or without streaming, a failure is HTTP 500 with
-  ``error_body``.
+- before streaming has begun, or without streaming, a failure is an HTTP error (500,
+  or a version-2 transport error's own ``status``) with ``error_body``.
+
+Before ``open`` (and ``whole``) the server sets ``model`` to the fixture's model when it
+names one, and ``start_usage`` to the ``response_start``'s usage; from the start,
+``stream`` is the stream rendered (version 2: each call's argument fragments).
 
 Ids come from the fixture verbatim: the response id and the tool-call ids.
 """
@@ -21,7 +26,7 @@ from typing import ClassVar
 
 from .._errors import FixtureProviderError, FixtureProviderErrorCode
 from .._json import PlainJson
-from .._model import CourseModelChunk, CourseModelResponse
+from .._model import CourseModelChunk, CourseModelResponse, CourseModelUsage
 from .._stream import CourseModelStream
 from ._recording import PlainObject
 
@@ -53,13 +58,19 @@ class StreamRenderer:
 
     def __init__(self, model: str, request: PlainObject | None = None) -> None:
         self.model = model
-        """The model name to report: the request's ``model``, else a placeholder."""
+        """The model name to report: the fixture's (``response_start.model``, set by the
+        server before ``open`` or ``whole``), else the request's ``model``, else a
+        placeholder."""
+        self.start_usage: CourseModelUsage | None = None
+        """The usage the fixture's ``response_start`` reported (version 2), set by the
+        server before ``open``: anthropic's ``message_start`` carries it."""
         self.request: PlainObject = {} if request is None else request
         """The request's JSON body, read only: what it asked of the stream (openai-chat:
         ``stream_options.include_usage``)."""
         self.stream: CourseModelStream | None = None
-        """The stream rendered, set by the server before ``open``: what its chunks do not
-        carry (schema version 2: the fixture's ``model``, a call's argument fragments)."""
+        """The stream rendered, set by the server as it takes it: what its chunks and
+        blocks do not carry (schema version 2: a call's argument fragments, through
+        ``stream._argument_fragments``)."""
 
     def open(self, response_id: str) -> str:
         """The events that open the stream."""
@@ -83,5 +94,5 @@ class StreamRenderer:
 
     @staticmethod
     def error_body(error: FixtureProviderError) -> PlainObject:
-        """The HTTP 500 body for a failure before streaming began, or without it."""
+        """The HTTP error body for a failure before streaming began, or without it."""
         raise NotImplementedError

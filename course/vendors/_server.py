@@ -33,6 +33,7 @@ import ipaddress
 import itertools
 import json
 import logging
+import math
 import re
 import socket
 import sys
@@ -353,6 +354,9 @@ class FixtureApp:
             send,
             request_id=answer.request_id,
             streaming=request.get("stream") is True,
+            # The fixture's schema version decides when streaming begins (an internal
+            # field of the adapter, as the stream's are of the stream).
+            version=self.adapter._version,
         )
         self._exchanges.add(exchange)
         try:
@@ -519,6 +523,7 @@ class _Exchange:
         "status",
         "stream",
         "streaming",
+        "version",
     )
 
     def __init__(
@@ -530,11 +535,13 @@ class _Exchange:
         *,
         request_id: tuple[bytes, bytes],
         streaming: bool,
+        version: int = 1,
     ) -> None:
         self.stream = stream
         self.renderer = renderer
         self.controller = controller
         self.streaming = streaming
+        self.version = version
         self._send = send
         self._request_id = request_id
         self._responder: asyncio.Task[None] | None = None
@@ -589,6 +596,8 @@ class _Exchange:
             await self._error_response(error)
             return
         self.status = 200
+        if response.model is not None:
+            self.renderer.model = response.model
         body = _json_bytes(self.renderer.whole(response))
         await self._start(200, _JSON)
         await self._send_raw({"type": "http.response.body", "body": body})
@@ -597,24 +606,34 @@ class _Exchange:
     async def _stream(self) -> None:
         stream = self.stream
         renderer = self.renderer
+        first = None
         try:
-            first = await anext(stream, None)
+            if self.version >= 2:
+                # Streaming begins once the response_start was read, so that a later
+                # delay is a wait between events, not before the status line.
+                await stream._until_start()
+                if stream.response_id is None:  # it failed before its start
+                    await stream.result()
+            else:
+                first = await anext(stream, None)
         except FixtureProviderError as error:
-            await self._error_response(error)  # nothing was streamed yet: HTTP 500
+            await self._error_response(error)  # nothing was streamed yet: an HTTP error
             return
         self.status = 200
         self.detail = f"stream, {self._taken()}: streaming"
         await self._start(200, *_SSE)
-        if first is None:  # complete without a chunk
+        if first is None and self.version < 2:  # complete without a chunk
             response = await stream.result()
-            text = renderer.open(response.response_id) + renderer.complete(response)
+            text = self._open(response.response_id) + renderer.complete(response)
             await self._send_body(text, more=False)
             self.detail = f"stream, {self._taken()}: complete ({response.stop_reason}, 0 chunks)"
             return
-        self.chunks = 1
-        await self._send_body(
-            renderer.open(cast("str", stream.response_id)) + renderer.chunk(first)
-        )
+        text = self._open(cast("str", stream.response_id))
+        if first is not None:
+            self.chunks = 1
+            text += renderer.chunk(first)
+        if text:
+            await self._send_body(text)
         try:
             async for chunk in stream:
                 self.chunks += 1
@@ -633,13 +652,25 @@ class _Exchange:
             f"({response.stop_reason}, {plural(self.chunks, 'chunk')})"
         )
 
+    def _open(self, response_id: str) -> str:
+        """The renderer's opening, once the fixture's model and start usage (version 2)
+        are known: the renderer reports them, the request's model otherwise."""
+        stream, renderer = self.stream, self.renderer
+        if stream.model is not None:
+            renderer.model = stream.model
+        renderer.start_usage = stream.start_usage
+        return renderer.open(response_id)
+
     async def _error_response(self, error: FixtureProviderError) -> None:
-        """A failure before anything was streamed: HTTP 500 with the format's error body."""
+        """A failure before anything was streamed: an HTTP error with the format's error
+        body, the transport error's own status (version 2; else 500) and retry delay."""
         retryable = error.code is _Code.PROVIDER_TRANSPORT_ERROR
         headers = [_JSON] if retryable else [_JSON, _NO_RETRY]
-        self.status = 500
+        status = error.transport_status or 500
+        headers += _retry_after(error.transport_retry_after)
+        self.status = status
         body = _json_bytes(self.renderer.error_body(error))
-        await self._start(500, *headers)
+        await self._start(status, *headers)
         await self._send_raw({"type": "http.response.body", "body": body})
         taken = "" if self._index() is None else f"{self._taken()}: "
         self.detail = f"{taken}{error.code.value}" + (" (retryable)" if retryable else "")
@@ -669,6 +700,19 @@ class _Exchange:
         """One line for the request log."""
         status = "-" if self.status is None else str(self.status)
         return f"{status} {self.detail}"
+
+
+def _retry_after(seconds: float | None) -> list[tuple[bytes, bytes]]:
+    """A provider's retry headers for a transport error's ``retryAfter`` (none without
+    one): ``retry-after`` in whole seconds, rounded up as HTTP needs, and the exact
+    ``retry-after-ms``, which the official SDKs read first."""
+    if seconds is None:
+        return []
+    milliseconds = math.floor(seconds * 1000 + 0.5)  # rounded half up
+    return [
+        (b"retry-after", str(math.ceil(seconds)).encode()),
+        (b"retry-after-ms", str(milliseconds).encode()),
+    ]
 
 
 async def _until_disconnect(receive: Receive) -> None:

@@ -314,11 +314,14 @@ def test_the_model_is_the_first_non_empty_chunk_model() -> None:
     assert result[0] == {"type": "response_start", "responseId": ID, "role": "assistant"}
 
 
-def test_a_model_that_is_not_a_string_is_malformed_in_version_2_only() -> None:
-    text_ = stream(chunk({"content": "a"}, model=4))
+def test_a_model_read_that_is_not_a_string_is_malformed_in_version_2_only() -> None:
+    first = chunk({"role": "assistant", "content": ""}, model="")
+    text_ = first + chunk({"content": "a"}, model=4) + chunk({}, "stop") + DONE
     error = assert_refused(text_, Code.RECORDING_MALFORMED_EVENT, 1, spot(text_, 3, '"model":'))
     assert "`model`" in error.message
-    assert import_recording(text_, schema_version=1).schema_version == 1
+    assert import_recording(text_, schema_version=1, usage=(1, 1)).schema_version == 1
+    # Once a chunk named the model, later chunks' `model` is not read.
+    assert records(stream(chunk({"content": "a"}, model=4)))[0] == START
 
 
 # -- usage -----------------------------------------------------------------------------------

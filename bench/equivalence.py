@@ -1,17 +1,20 @@
-"""Before anything is timed: the baseline must produce what ``course`` produces.
+"""Before anything is timed: each peer must produce what ``course`` produces.
 
-On small versions of every workload, the baseline's chunks and responses must equal
-``course``'s ``to_dict()`` output exactly, and the floor must yield one object per
-record. On a table of broken responses, the baseline must fail with the same code,
-at the same record, after the same chunks, as ``course`` does: the same ordering,
-terminal and usage-alias rules, so the comparison is between equals.
+On small versions of every workload, the chunks and responses of each peer (the
+pydantic baseline and the msgspec peer) must equal ``course``'s ``to_dict()`` output
+exactly, and the floor must yield one object per record. On a table of broken
+responses, each peer must fail with the same code, at the same record, after the same
+chunks, as ``course`` does: the same ordering, terminal and usage-alias rules, so the
+comparison is between equals.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Coroutine
 from typing import Any
 
+import baseline_msgspec
 from baseline_pydantic import BaselineAdapter, BaselineError, chunk_dict, response_dict
 from floor import FloorAdapter
 from workloads import WORKLOAD_NAMES, build, make_source
@@ -152,6 +155,28 @@ async def _baseline(fixture: dict[str, object], count: int) -> list[tuple[list[A
     return out
 
 
+async def _msgspec(fixture: dict[str, object], count: int) -> list[tuple[list[Any], Any]]:
+    adapter = baseline_msgspec.MsgspecAdapter(fixture)
+    out: list[tuple[list[Any], Any]] = []
+    for index in range(count):
+        stream = adapter.stream(f"req-{index}")
+        chunks: list[Any] = []
+        outcome: Any
+        try:
+            async for chunk in stream:
+                chunks.append(baseline_msgspec.chunk_dict(chunk))
+            outcome = baseline_msgspec.response_dict(await stream.result())
+        except baseline_msgspec.MsgspecError as error:
+            outcome = (error.code, error.record_index)
+        out.append((chunks, outcome))
+    return out
+
+
+_Run = Callable[[dict[str, object], int], Coroutine[Any, Any, list[tuple[list[Any], Any]]]]
+PEERS: dict[str, _Run] = {"baseline": _baseline, "msgspec": _msgspec}
+"""Each peer judged against ``course``: its name and how it replays a fixture."""
+
+
 async def _floor(fixture: dict[str, object], count: int) -> int:
     adapter = FloorAdapter(fixture)
     items = 0
@@ -173,6 +198,12 @@ def _same_failure(course: Any, baseline: Any) -> bool:
     )
 
 
+def _fixture(version: int, records: list[object], from_source: bool) -> dict[str, object]:
+    """A fixture of one response of ``records``, as a list or a fresh async source."""
+    given: object = make_source(records) if from_source else records  # type: ignore[arg-type]
+    return {"schemaVersion": version, "responses": [{"records": given}]}
+
+
 def check_equivalence(scale: float = 0.002) -> list[str]:
     """Every difference found (an empty list means equivalent)."""
     problems: list[str] = []
@@ -180,9 +211,9 @@ def check_equivalence(scale: float = 0.002) -> list[str]:
         workload = build(name, scale)
         count = workload.response_count
         course = asyncio.run(_course(workload.fixture(), count))
-        baseline = asyncio.run(_baseline(workload.fixture(), count))
-        if course != baseline:
-            problems.append(f"{name}: the baseline's chunks or responses differ from course's")
+        for peer, run in PEERS.items():
+            if asyncio.run(run(workload.fixture(), count)) != course:
+                problems.append(f"{name}: the {peer}'s chunks or responses differ from course's")
         floor_items = asyncio.run(_floor(workload.fixture(), count))
         if floor_items != workload.record_count:
             problems.append(f"{name}: the floor yielded {floor_items} objects")
@@ -190,19 +221,14 @@ def check_equivalence(scale: float = 0.002) -> list[str]:
     cases += [(2, label, records) for label, records in BROKEN_V2.items()]
     for version, label, records in cases:
         for from_source in (False, True):
-            for_course: object = make_source(records) if from_source else records  # type: ignore[arg-type]
-            for_baseline: object = make_source(records) if from_source else records  # type: ignore[arg-type]
             ((course_chunks, course_outcome),) = asyncio.run(
-                _course({"schemaVersion": version, "responses": [{"records": for_course}]}, 1)
+                _course(_fixture(version, records, from_source), 1)
             )
-            ((baseline_chunks, baseline_outcome),) = asyncio.run(
-                _baseline({"schemaVersion": version, "responses": [{"records": for_baseline}]}, 1)
-            )
-            where = f"{label} (v{version}, {'source' if from_source else 'list'})"
-            if course_chunks != baseline_chunks:
-                problems.append(f"{where}: different chunks before the failure")
-            if not _same_failure(course_outcome, baseline_outcome):
-                problems.append(
-                    f"{where}: course {course_outcome!r}, baseline {baseline_outcome!r}"
-                )
+            for peer, run in PEERS.items():
+                ((chunks, outcome),) = asyncio.run(run(_fixture(version, records, from_source), 1))
+                where = f"{label} (v{version}, {'source' if from_source else 'list'}, {peer})"
+                if chunks != course_chunks:
+                    problems.append(f"{where}: different chunks before the failure")
+                if not _same_failure(course_outcome, outcome):
+                    problems.append(f"{where}: course {course_outcome!r}, {peer} {outcome!r}")
     return problems

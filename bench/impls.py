@@ -1,4 +1,4 @@
-"""The three implementations under one small interface, so one harness times them all.
+"""The four implementations under one small interface, so one harness times them all.
 
 Each gives: ``construct(fixture)`` (the adapter), ``request(id)`` (what ``open``
 takes, built outside the timed region), ``open(adapter, request)`` (the next
@@ -12,12 +12,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from baseline_msgspec import MsgspecAdapter, MsgspecStream
 from baseline_pydantic import BaselineAdapter, BaselineStream
 from floor import FloorAdapter
 
 from course import CourseModelRequest, CourseModelStream, FixtureProviderAdapter
 
-__all__ = ["BASELINE", "COURSE", "FLOOR", "IMPLEMENTATIONS", "Implementation"]
+__all__ = ["BASELINE", "COURSE", "FLOOR", "IMPLEMENTATIONS", "MSGSPEC", "Implementation"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +58,18 @@ async def _baseline_close(stream: BaselineStream) -> None:
     await stream.aclose()
 
 
+def _msgspec_open(adapter: MsgspecAdapter, request: str) -> MsgspecStream:
+    return adapter.stream(request)
+
+
+async def _msgspec_finish(stream: MsgspecStream) -> object:
+    return await stream.result()
+
+
+async def _msgspec_close(stream: MsgspecStream) -> None:
+    await stream.aclose()
+
+
 def _floor_open(adapter: FloorAdapter, request: object) -> AsyncIterator[object]:
     return adapter.stream()
 
@@ -85,8 +98,16 @@ BASELINE = Implementation(
     _baseline_finish,
     _baseline_close,
 )
+MSGSPEC = Implementation(
+    "msgspec",
+    MsgspecAdapter,
+    _identity,
+    _msgspec_open,
+    _msgspec_finish,
+    _msgspec_close,
+)
 FLOOR = Implementation(
     "floor", FloorAdapter, _identity, _floor_open, None, _floor_close, yields_start=True
 )
 
-IMPLEMENTATIONS = (COURSE, BASELINE, FLOOR)
+IMPLEMENTATIONS = (COURSE, BASELINE, MSGSPEC, FLOOR)

@@ -1,10 +1,11 @@
 """Timing and memory primitives: one end-to-end run, one traced run, first-chunk latency.
 
 Every timed run is its own ``asyncio.run`` (debug mode off) after a full
-``gc.collect()``; the collector stays enabled while timing, as in real use. The
-workload's input is built beforehand and moved to the permanent generation
-(``gc.freeze``) by the caller, so collections triggered by an implementation's own
-allocations do not also walk the harness's input.
+``gc.collect()``; the collector stays enabled while timing, as in real use, and the
+workload's input stays tracked, as a user's fixture is (never ``gc.freeze``): the
+collections an implementation's allocations trigger walk it too. Times are CPU time
+of the process (``time.process_time``), which other work on a shared machine moves far
+less than wall time; the collector's share of each phase is timed by ``gc.callbacks``.
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ from __future__ import annotations
 import asyncio
 import gc
 import tracemalloc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from time import perf_counter
+from time import perf_counter, process_time
 
 from impls import Implementation
 from workloads import Records, Workload, make_source
@@ -23,14 +26,43 @@ __all__ = ["Sample", "first_chunk_times", "peak_memory", "timed_run"]
 
 @dataclass(frozen=True, slots=True)
 class Sample:
-    """One end-to-end run: seconds to construct, seconds to stream everything."""
+    """One end-to-end run: CPU seconds to construct and to stream everything, and of
+    each, the seconds the cyclic collector ran."""
 
     construct: float
     stream: float
+    construct_collector: float = 0.0
+    stream_collector: float = 0.0
 
     @property
     def total(self) -> float:
         return self.construct + self.stream
+
+    @property
+    def collector(self) -> float:
+        return self.construct_collector + self.stream_collector
+
+
+class _Collector:
+    """CPU seconds spent in the cyclic collector while ``timing()`` is active."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._started = 0.0
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = process_time()
+        else:
+            self.seconds += process_time() - self._started
+
+    @contextmanager
+    def timing(self) -> Iterator[None]:
+        gc.callbacks.append(self._callback)
+        try:
+            yield
+        finally:
+            gc.callbacks.remove(self._callback)
 
 
 def _expected_items(impl: Implementation, workload: Workload) -> int:
@@ -54,19 +86,22 @@ async def _consume(impl: Implementation, adapter: object, requests: list[object]
 async def _timed(impl: Implementation, workload: Workload) -> Sample:
     fixture = workload.fixture()
     requests = [impl.request(f"req-{index}") for index in range(workload.response_count)]
-    started = perf_counter()
-    adapter = impl.construct(fixture)
-    constructed = perf_counter()
-    count = await _consume(impl, adapter, requests)
-    ended = perf_counter()
+    building, streaming = _Collector(), _Collector()
+    started = process_time()
+    with building.timing():
+        adapter = impl.construct(fixture)
+    constructed = process_time()
+    with streaming.timing():
+        count = await _consume(impl, adapter, requests)
+    ended = process_time()
     expected = _expected_items(impl, workload)
     if count != expected:
         raise AssertionError(f"{impl.name} on {workload.name}: {count} items, expected {expected}")
-    return Sample(constructed - started, ended - constructed)
+    return Sample(constructed - started, ended - constructed, building.seconds, streaming.seconds)
 
 
 def timed_run(impl: Implementation, workload: Workload) -> Sample:
-    """Construct and stream ``workload`` once; return the two durations."""
+    """Construct and stream ``workload`` once; return the two durations (CPU time)."""
     gc.collect()
     return asyncio.run(_timed(impl, workload), debug=False)
 

@@ -7,7 +7,9 @@ implementation, and subtract:
     valgrind --tool=callgrind --callgrind-out-file=/dev/null \\
         .venv/bin/python bench/replay_once.py long course --scale 0.1
 
-IMPL is ``none`` (generation only), ``course``, ``baseline`` or ``floor``.
+IMPL is ``none`` (generation only), ``course``, ``baseline``, ``msgspec`` or ``floor``.
+``--construct-only`` stops after construction (streaming is the difference).
+``bench/count.py`` runs every pair and prints the table.
 """
 
 from __future__ import annotations
@@ -35,17 +37,21 @@ def main() -> None:
     parser.add_argument("workload", choices=WORKLOAD_NAMES)
     parser.add_argument("impl", choices=sorted(CONTENDERS))
     parser.add_argument("--scale", type=float, default=0.1)
+    parser.add_argument("--construct-only", action="store_true")
     args = parser.parse_args()
     workload = build(args.workload, args.scale)
     fixture = workload.fixture()
-    gc.collect()
+    requests = [f"req-{index}" for index in range(workload.response_count)]
+    gc.collect()  # the input is tracked, as a user's is: never frozen
     impl = CONTENDERS[args.impl]
     if impl is None:
         return
-    requests = [impl.request(f"req-{index}") for index in range(workload.response_count)]
+    made = [impl.request(request) for request in requests]
 
     async def replay() -> None:
-        await _consume(impl, impl.construct(fixture), requests)
+        adapter = impl.construct(fixture)
+        if not args.construct_only:
+            await _consume(impl, adapter, made)
 
     asyncio.run(replay())
 

@@ -21,11 +21,16 @@ __all__ = [
     "targets",
 ]
 
-SPEED_TARGETS = {"long": 4.0, "wide": 2.0, "tools": 2.0}
-"""End-to-end speed, as a multiple of the baseline's, per workload."""
-MEMORY_TARGET = 0.5
-"""Peak memory at most this fraction of the baseline's, on every workload."""
-FIRST_CHUNK_TARGET = 2.0
+PEER = "msgspec"
+"""The peer the speed and memory targets are judged against (issue 23)."""
+SPEED_TARGET = 1.2
+"""End-to-end speed at least this multiple of the peer's, on every workload."""
+CONSTRUCTION_TARGETS = ("wide", "tools")
+"""Workloads whose construction must be at least as fast as each deepcopy peer's."""
+DEEPCOPY_PEERS = ("baseline", "msgspec")
+MEMORY_TARGET = 1.0
+"""Peak memory at most this multiple of the peer's, on every workload."""
+FIRST_CHUNK_TARGET = 2.5
 """Time to the first chunk at most this multiple of the floor's."""
 FIRST_CHUNK_GROWTH = 1.5
 """The largest source's time to first chunk at most this multiple of the smallest's.
@@ -80,6 +85,16 @@ class WorkloadResult:
     def total(self, impl: str) -> float:
         return statistics.median(s.total for s in self.samples[impl])
 
+    def collector_share(self, impl: str, phase: str = "total") -> float:
+        """The collector's share of a phase (``construct``, ``stream`` or ``total``),
+        from the medians of both."""
+        samples = self.samples[impl]
+        spent = statistics.median(
+            getattr(s, "collector" if phase == "total" else f"{phase}_collector") for s in samples
+        )
+        whole = statistics.median(getattr(s, phase) for s in samples)
+        return spent / whole if whole else 0.0
+
     def rate(self, impl: str) -> float:
         return self.records / self.total(impl)
 
@@ -132,45 +147,66 @@ def _times(ratio: float) -> str:
     return f"{ratio:.2f}x"
 
 
+def _target(label: str, ratio: float, wanted: float, at_least: bool, gap: str) -> Target:
+    met = ratio >= wanted if at_least else ratio <= wanted
+    note = "" if met else f"needs {(wanted / ratio if at_least else ratio / wanted):.2f}x {gap}"
+    return Target(label, _times(ratio), met, note)
+
+
 def targets(results: Results) -> list[Target]:
-    """Every target of the issue, judged on this run's medians."""
+    """Every target of issue 23, judged on this run's medians."""
     found: list[Target] = []
-    by_name = {w.name: w for w in results.workloads}
-    for name, wanted in SPEED_TARGETS.items():
-        if name not in by_name:
+    for result in results.workloads:
+        if PEER not in result.samples:
             continue
-        ratio = by_name[name].rate("course") / by_name[name].rate("baseline")
+        ratio = result.rate("course") / result.rate(PEER)
         found.append(
-            Target(
-                f"{name}: end-to-end >= {wanted:g}x the baseline's speed",
-                _times(ratio),
-                ratio >= wanted,
-                "" if ratio >= wanted else f"needs {wanted / ratio:.2f}x faster",
+            _target(
+                f"{result.name}: end-to-end >= {SPEED_TARGET:g}x the {PEER} peer's speed",
+                ratio,
+                SPEED_TARGET,
+                True,
+                "faster",
             )
         )
     for result in results.workloads:
-        if "baseline" not in result.peak_bytes:
+        if result.name not in CONSTRUCTION_TARGETS:
             continue
-        share = result.peak_bytes["course"] / result.peak_bytes["baseline"]
+        for peer in DEEPCOPY_PEERS:
+            if peer in result.samples:
+                ratio = result.construct(peer) / result.construct("course")
+                found.append(
+                    _target(
+                        f"{result.name}: construction at least the {peer}'s speed",
+                        ratio,
+                        1.0,
+                        True,
+                        "faster",
+                    )
+                )
+    for result in results.workloads:
+        if not result.peak_bytes.get(PEER):
+            continue
+        share = result.peak_bytes["course"] / result.peak_bytes[PEER]
         found.append(
-            Target(
-                f"{result.name}: peak memory <= {MEMORY_TARGET:g}x the baseline's",
-                _times(share),
-                share <= MEMORY_TARGET,
-                "" if share <= MEMORY_TARGET else f"needs {share / MEMORY_TARGET:.2f}x less",
+            _target(
+                f"{result.name}: peak memory <= {MEMORY_TARGET:g}x the {PEER} peer's",
+                share,
+                MEMORY_TARGET,
+                False,
+                "less",
             )
         )
     for chunk in results.first_chunk:
         ratio = chunk.median("course") / chunk.median("floor")
         found.append(
-            Target(
+            _target(
                 f"first chunk, {chunk.records:,}-record source: <= {FIRST_CHUNK_TARGET:g}x the "
                 "floor's time",
-                _times(ratio),
-                ratio <= FIRST_CHUNK_TARGET,
-                ""
-                if ratio <= FIRST_CHUNK_TARGET
-                else f"needs {ratio / FIRST_CHUNK_TARGET:.2f}x faster",
+                ratio,
+                FIRST_CHUNK_TARGET,
+                False,
+                "faster",
             )
         )
     if len(results.first_chunk) >= 2:
@@ -202,32 +238,36 @@ def targets(results: Results) -> list[Target]:
 
 def render(results: Results) -> str:
     """The whole results section as markdown (no trailing markers)."""
-    impls = ("course", "baseline", "floor")
+    impls = ("course", "baseline", "msgspec", "floor")
     lines = [
         f"Measured {results.date} on {results.machine}.",
         f"Mode: {results.mode}; medians of {results.runs} end-to-end runs per implementation "
-        "(interleaved), each after `gc.collect()`, collector enabled; peak memory from "
-        f"a separate `tracemalloc` run; first chunk: median of {results.first_chunk_trials} "
-        "trials. Regenerate with `.venv/bin/python bench/run.py --update-readme` (see "
-        "`bench/RESULTS.md` for method).",
+        "(interleaved), CPU time, each after `gc.collect()`, collector enabled and the input "
+        "tracked (never frozen); in parentheses, the collector's share of each figure; peak "
+        "memory from a separate `tracemalloc` run; first chunk: median of "
+        f"{results.first_chunk_trials} trials. Regenerate with `.venv/bin/python bench/run.py "
+        "--update-readme` (see `bench/RESULTS.md` for method).",
         "",
         "| workload | implementation | construction | streaming | end-to-end | records/s "
-        "| speed vs baseline | speed vs floor | peak memory | memory vs baseline |",
+        f"| speed vs {PEER} | speed vs floor | peak memory | memory vs {PEER} |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for result in results.workloads:
-        base_rate, floor_rate = result.rate("baseline"), result.rate("floor")
+        peer_rate, floor_rate = result.rate(PEER), result.rate("floor")
         for impl in impls:
             peak = result.peak_bytes.get(impl)
             memory_share = (
-                _times(peak / result.peak_bytes["baseline"])
-                if peak is not None and result.peak_bytes.get("baseline")
+                _times(peak / result.peak_bytes[PEER])
+                if peak is not None and result.peak_bytes.get(PEER)
                 else "-"
             )
+            share = result.collector_share
             lines.append(
-                f"| {result.name} | {impl} | {_ms(result.construct(impl))} "
-                f"| {_ms(result.stream(impl))} | {_ms(result.total(impl))} "
-                f"| {result.rate(impl):,.0f} | {_times(result.rate(impl) / base_rate)} "
+                f"| {result.name} | {impl} "
+                f"| {_ms(result.construct(impl))} ({share(impl, 'construct'):.0%}) "
+                f"| {_ms(result.stream(impl))} ({share(impl, 'stream'):.0%}) "
+                f"| {_ms(result.total(impl))} ({share(impl):.0%}) "
+                f"| {result.rate(impl):,.0f} | {_times(result.rate(impl) / peer_rate)} "
                 f"| {_times(result.rate(impl) / floor_rate)} "
                 f"| {'-' if peak is None else _mib(peak)} | {memory_share} |"
             )
@@ -240,13 +280,14 @@ def render(results: Results) -> str:
             "text delta's chunk, the source's second record; the floor is timed to its "
             "object for that same record; the adapter is built beforehand):",
             "",
-            "| source records | course | baseline | floor | course vs floor |",
-            "| ---: | ---: | ---: | ---: | ---: |",
+            "| source records | course | baseline | msgspec | floor | course vs floor |",
+            "| ---: | ---: | ---: | ---: | ---: | ---: |",
         ]
         for chunk in results.first_chunk:
             lines.append(
                 f"| {chunk.records:,} | {_us(chunk.median('course'))} "
-                f"| {_us(chunk.median('baseline'))} | {_us(chunk.median('floor'))} "
+                f"| {_us(chunk.median('baseline'))} | {_us(chunk.median('msgspec'))} "
+                f"| {_us(chunk.median('floor'))} "
                 f"| {_times(chunk.median('course') / chunk.median('floor'))} |"
             )
     linear = [w for w in results.workloads if w.tenth_totals]

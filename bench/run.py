@@ -6,7 +6,7 @@ Usage (from anywhere; pydantic is in the ``dev`` and ``bench`` extras)::
     .venv/bin/python bench/run.py --update-readme # also the README's bench block
     .venv/bin/python bench/run.py --quick         # a tenth of the size: prints only
 
-First checks that the baseline and the floor produce what ``course`` produces
+First checks that the baseline, the msgspec peer and the floor produce what ``course`` produces
 (``equivalence.py``); exits 2 if they do not. ``--check-targets`` exits 1 when a
 target is missed. Raw samples go to ``bench/.results/`` (ignored by git).
 """
@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
-import gc
 import importlib.util
 import json
 import os
@@ -61,35 +60,26 @@ def _log(message: str) -> None:
 
 
 def measure_workload(name: str, mode: Mode) -> WorkloadResult:
+    # The input stays tracked by the collector, as a user's fixture is: never frozen.
     workload = build(name, mode.scale)
     result = WorkloadResult(name, workload.description, workload.record_count)
-    gc.collect()
-    gc.freeze()  # the input is the harness's, not the implementations'
-    try:
-        for impl in IMPLEMENTATIONS:
-            result.samples[impl.name] = []
-        for run in range(mode.runs):
-            shift = run % len(IMPLEMENTATIONS)
-            for impl in IMPLEMENTATIONS[shift:] + IMPLEMENTATIONS[:shift]:
-                result.samples[impl.name].append(timed_run(impl, workload))
-        for impl in IMPLEMENTATIONS:
-            result.peak_bytes[impl.name] = peak_memory(impl, workload)
-    finally:
-        gc.unfreeze()
+    for impl in IMPLEMENTATIONS:
+        result.samples[impl.name] = []
+    for run in range(mode.runs):
+        shift = run % len(IMPLEMENTATIONS)
+        for impl in IMPLEMENTATIONS[shift:] + IMPLEMENTATIONS[:shift]:
+            result.samples[impl.name].append(timed_run(impl, workload))
+    for impl in IMPLEMENTATIONS:
+        result.peak_bytes[impl.name] = peak_memory(impl, workload)
     del workload
     tenth = build(name, mode.scale / 10)
     result.tenth_records = tenth.record_count
-    gc.collect()
-    gc.freeze()
-    try:
-        for impl in IMPLEMENTATIONS:
-            result.tenth_totals[impl.name] = []
-        for run in range(mode.runs):
-            shift = run % len(IMPLEMENTATIONS)
-            for impl in IMPLEMENTATIONS[shift:] + IMPLEMENTATIONS[:shift]:
-                result.tenth_totals[impl.name].append(timed_run(impl, tenth).total)
-    finally:
-        gc.unfreeze()
+    for impl in IMPLEMENTATIONS:
+        result.tenth_totals[impl.name] = []
+    for run in range(mode.runs):
+        shift = run % len(IMPLEMENTATIONS)
+        for impl in IMPLEMENTATIONS[shift:] + IMPLEMENTATIONS[:shift]:
+            result.tenth_totals[impl.name].append(timed_run(impl, tenth).total)
     return result
 
 

@@ -12,7 +12,7 @@ from ._abort import AbortSignal, describe_reason
 from ._errors import FixtureProviderError, FixtureProviderErrorCode, Location
 from ._json import new_memo
 from ._model import CourseModelRequest
-from ._parser import SCHEMA_VERSIONS, delay_of, describe, freeze_record
+from ._parser import SCHEMA_VERSIONS, delay_of, describe, freeze_records
 from ._source import SourceFeed, is_async_source
 from ._stream import CourseModelStream
 from ._text import shorten
@@ -79,9 +79,8 @@ def _unchecked(value: object) -> str:
     return f"`{type_name(value)}` (not plain JSON)"
 
 
-_Queued: TypeAlias = tuple[int, "tuple[object, ...] | SourceFeed", "tuple[int | float, ...] | None"]
-"""A queued response: its index, its frozen records or source, and for frozen records
-of version 2 the delay before each record (``None``: no record waits)."""
+_Records: TypeAlias = "tuple[object, ...] | SourceFeed"
+"""A queued response: its frozen records, or its source."""
 
 
 class FixtureProviderAdapter:
@@ -94,7 +93,7 @@ class FixtureProviderAdapter:
     Records are parsed only when their response streams.
     """
 
-    __slots__ = ("_call_count", "_queue", "_version")
+    __slots__ = ("_call_count", "_delays", "_queue", "_taken", "_version")
 
     def __init__(self, fixture: object) -> None:
         root = Location(())
@@ -117,12 +116,18 @@ class FixtureProviderAdapter:
                 "responses",
             )
         self._version: int = version
-        self._queue = self._snapshot(responses, version)
+        # The responses still queued, in order: the next one is response ``_taken``. For
+        # frozen records of version 2, the delay before each record of a response,
+        # by its index, where any record waits. No tuple per response: fewer objects
+        # for the collector to walk.
+        self._queue: deque[_Records] = deque()
+        self._delays: dict[int, tuple[int | float, ...]] = {}
+        self._taken = 0
+        self._snapshot(responses, version)
         self._call_count = 0
 
-    @staticmethod
-    def _snapshot(responses: list[object], version: int) -> deque[_Queued]:
-        queue: deque[_Queued] = deque()
+    def _snapshot(self, responses: list[object], version: int) -> None:
+        queue = self._queue
         memo = new_memo()
         sources: set[int] = set()
         for index, response in enumerate(responses):
@@ -130,14 +135,14 @@ class FixtureProviderAdapter:
             fields = _closed_object(response, RESPONSE_KEYS, where, f"response {index}")
             records = fields["records"]
             if type(records) is list:
-                frozen = tuple([freeze_record(r, index, at, memo) for at, r in enumerate(records)])
-                if version < 2:
-                    queue.append((index, frozen, None))
-                    continue
-                # Version 2: how long the stream waits before each record, known now
-                # (the records are the adapter's own); ``None`` when it never waits.
-                delays = tuple([delay_of(r) for r in frozen])
-                queue.append((index, frozen, delays if any(delays) else None))
+                frozen = freeze_records(records, index, memo)
+                queue.append(frozen)
+                if version >= 2:
+                    # How long the stream waits before each record, known now (the
+                    # records are the adapter's own), kept only when one waits.
+                    delays = tuple([delay_of(r) for r in frozen])
+                    if any(delays):
+                        self._delays[index] = delays
             elif is_async_source(records):
                 if id(records) in sources:
                     raise where.error(
@@ -146,14 +151,13 @@ class FixtureProviderAdapter:
                         "records",
                     )
                 sources.add(id(records))
-                queue.append((index, SourceFeed(records, index), None))
+                queue.append(SourceFeed(records, index))
             else:
                 raise where.error(
                     "Expected `records` to be an array (or, in code, an async iterable), "
                     f"got {_unchecked(records)}{_uncalled_hint(records)}",
                     "records",
                 )
-        return queue
 
     @property
     def call_count(self) -> int:
@@ -203,20 +207,22 @@ class FixtureProviderAdapter:
                 f"Call {self._call_count} found no response left in the fixture",
             )
             return CourseModelStream(request_id=request_id, response_index=None, outcome=error)
-        index, records, delays = self._queue.popleft()
+        records = self._queue.popleft()
+        index = self._taken
+        self._taken = index + 1
         if type(records) is tuple:
             return CourseModelStream(
                 request_id=request_id,
                 response_index=index,
                 records=records,
-                delays=delays,
+                delays=self._delays.pop(index, None) if self._delays else None,
                 signal=signal,
                 version=self._version,
             )
         return CourseModelStream(
             request_id=request_id,
             response_index=index,
-            source=records,  # type: ignore[arg-type]
+            source=records,  # type: ignore[arg-type]  # not a tuple: a source
             signal=signal,
             version=self._version,
         )

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Final, NoReturn, TypeAlias, TypeVar, cast, final, overload
+from typing import Any, Final, NoReturn, TypeAlias, TypeVar, cast, final, overload
 
 from ._errors import pointer
 from ._untrusted import type_name
@@ -291,15 +291,25 @@ def _problem(
     return NotPlainJson(message, cast("tuple[str | int, ...]", keys))
 
 
+class _Refused(Exception):
+    """Raised by the fillers: why an item of the current container is refused, and its
+    key (``()`` for a problem with the container itself). The walk adds the path above."""
+
+    def __init__(self, message: str, *key: object) -> None:
+        self.message = message
+        self.key = key
+
+
 _NO_LIMIT: Final = sys.maxsize
 _OPEN: Final = cast("JsonValue", object())
 """The memo's copy of a container being copied, until its copy is done."""
 
 _Copy: TypeAlias = "dict[str, object] | list[object]"
-_Items: TypeAlias = "Iterator[tuple[object, object]]"
-_Parent: TypeAlias = "tuple[object, _Items, _Copy, int, object]"
+_Parent: TypeAlias = "tuple[object, Iterator[Any], _Copy, int, object]"
 """A container whose copy waits for a child's: its source, its items still to go
 through, its copy so far, that copy's height, and its own key in its parent."""
+_Found: TypeAlias = "tuple[object, object] | None"
+"""What a filler stopped at: a container item and its key, or ``None`` at the end."""
 
 
 def freeze(value: object, memo: Memo, enclosing: int, trusted: bool, plain_root: bool) -> object:
@@ -312,124 +322,204 @@ def freeze(value: object, memo: Memo, enclosing: int, trusted: bool, plain_root:
     comes back as a plain ``dict`` of its frozen members: the caller's private view,
     which it must never change (it may be the storage of a memoized ``JsonObject``).
     """
+    kind = type(value)
+    if kind is not dict and kind is not list and not (trusted and kind is tuple):
+        return _leaf(value, trusted)
     limit = _NO_LIMIT if trusted else MAX_DEPTH
-    if type(value) is dict:
-        # A small object at a plain root is copied afresh (see ``_UNSHARED_MEMBERS``).
-        small_root = plain_root and len(value) <= _UNSHARED_MEMBERS
-    elif type(value) is list or (trusted and type(value) is tuple):
-        small_root = False
-    else:
-        if trusted and (type(value) is JsonObject or type(value) is JsonArray):
-            return value
-        problem = _scalar_problem(value)
-        if problem is not None:
-            raise NotPlainJson(problem, ())
-        return value
-    copies, heights = memo
-    if not small_root:
-        known = copies.get(id(value))
-        if known is not None and enclosing + heights.get(id(value), 1) <= limit:
+    # A small object at a plain root is copied afresh (see ``_UNSHARED_MEMBERS``).
+    remembered = not (
+        plain_root and kind is dict and len(cast("dict[str, object]", value)) <= _UNSHARED_MEMBERS
+    )
+    if remembered:
+        known = _known_copy(memo, value, enclosing, limit)
+        if known is not None:
             if plain_root and type(known) is JsonObject:
                 return known._members  # the walk's own type: the one way to its storage
             return known
     if enclosing >= limit:
         raise NotPlainJson(_TOO_DEEP, ())
-
-    # Depth first, without recursion. The container being copied is ``source``, with
-    # its ``items`` still to go through, its ``copy`` so far, the ``height`` of that
-    # copy, and its key in its parent, ``key_above``. Its ancestors wait in ``parents``
-    # and are ``_OPEN`` in the memo: a container found open, or the root itself, is a
-    # cycle.
-    source: object = value
-    items: _Items
-    copy: _Copy
-    if type(value) is dict:
-        items, copy = iter(value.items()), {}
-    else:
-        items, copy = enumerate(value), []
+    # The root's own items first: most records hold no container, and are done then.
+    items, copy = _items_and_copy(value)
+    try:
+        found = (_fill_object if kind is dict else _fill_array)(items, copy, trusted)
+    except _Refused as refused:
+        raise NotPlainJson(refused.message, refused.key) from None  # type: ignore[arg-type]
     height = 1
-    level = enclosing + 1  # where ``source`` sits
-    key_above: object = None
+    if found is not None:
+        height = _walk(value, items, copy, found, memo, enclosing + 1, limit, trusted)
+    if plain_root and kind is dict:
+        if remembered:
+            _finished(memo, value, copy, height)  # its JsonObject shares ``copy``
+        return copy
+    return _finished(memo, value, copy, height)
+
+
+def _leaf(value: object, trusted: bool) -> object:
+    """A value that is not a container to copy: itself, if it is a plain JSON scalar (or,
+    ``trusted``, a read-only value already frozen); else ``NotPlainJson``."""
+    if trusted and (type(value) is JsonObject or type(value) is JsonArray):
+        return value
+    problem = _scalar_problem(value)
+    if problem is not None:
+        raise NotPlainJson(problem, ())
+    return value
+
+
+def _known_copy(memo: Memo, value: object, enclosing: int, limit: int) -> JsonValue | None:
+    """The memo's copy of ``value``, if it has one that still fits under ``limit``."""
+    copies, heights = memo
+    known = copies.get(id(value))
+    if known is not None and enclosing + heights.get(id(value), 1) <= limit:
+        return known
+    return None
+
+
+def _finished(memo: Memo, source: object, copy: _Copy, height: int) -> JsonValue:
+    """The read-only value around the finished ``copy`` of ``source`` (an object keeps
+    ``copy`` as its storage), remembered in ``memo`` with its height if above 1."""
+    frozen: object
+    if type(copy) is dict:
+        frozen = _new_object(JsonObject)
+        _set_members(frozen, copy)
+    else:
+        frozen = _new_tuple(JsonArray, copy)
+    copies, heights = memo
+    copies[id(source)] = cast(JsonValue, frozen)
+    if height > 1:
+        heights[id(source)] = height
+    return cast(JsonValue, frozen)
+
+
+def _items_and_copy(container: object) -> tuple[Iterator[Any], _Copy]:
+    """A container's items to go through (an object's members, as pairs), and its copy,
+    empty."""
+    if type(container) is dict:
+        return iter(container.items()), {}
+    return iter(cast("list[object]", container)), []
+
+
+def _walk(  # noqa: PLR0917  (positional: it is called once per record with containers)
+    root: object,
+    items: Iterator[Any],
+    copy: _Copy,
+    found: tuple[object, object],
+    memo: Memo,
+    level: int,
+    limit: int,
+    trusted: bool,
+) -> int:
+    """Finish the copy of the container ``root``, sitting at ``level``, whose items were
+    copied into ``copy`` up to the container item ``found``; return the copy's height.
+    Every container below is copied once, frozen and remembered in ``memo``.
+
+    Depth first, without recursion. The container being copied is ``source``, with its
+    ``items`` still to go through, its ``copy`` so far, the ``height`` of that copy, and
+    its key in its parent, ``key_above``. Its ancestors wait in ``parents`` and are
+    ``_OPEN`` in the memo: a container found open, or the root itself, is a cycle.
+    """
+    copies, heights = memo
     parents: list[_Parent] = []
+    source, key_above, height = root, None, 1
+    next_found: _Found = found
     while True:
-        is_object = type(copy) is dict
-        child: dict[object, object] | list[object] | tuple[object, ...] | None = None
-        for key, item in items:
-            if is_object and type(key) is not str:
-                message = f"Expected `str` object keys, got `{type_name(key)}`"
-                raise _problem(message, parents, key_above)
-            kind = type(item)
-            if (
-                kind is str
-                or kind is bool
-                or item is None
-                or (type(item) is int and _INT_FLOOR < item < _INT_LIMIT)
-            ):
-                pass  # the commonest plain scalars, seen at once
-            elif type(item) is dict or type(item) is list or (trusted and type(item) is tuple):
-                known = copies.get(id(item))
-                if known is None:
-                    if item is value:  # the root, never marked open
-                        raise _problem(_CYCLE, parents, key_above, key)
-                    if level >= limit:
-                        raise _problem(_TOO_DEEP, parents, key_above, key)
-                    child = item
-                    break
-                if known is _OPEN:
-                    raise _problem(_CYCLE, parents, key_above, key)
-                # A shared container, copied before: it must still fit at this level.
-                known_height = heights.get(id(item), 1)
-                if level + known_height > limit:
-                    raise _problem(_TOO_DEEP, parents, key_above, key)
-                item = known  # noqa: PLW2901  (the value to store is the shared copy)
-                if known_height >= height:
-                    height = known_height + 1
-            elif not (trusted and (kind is JsonObject or kind is JsonArray)):
-                problem = _scalar_problem(item)
-                if problem is not None:
-                    raise _problem(problem, parents, key_above, key)
-            if is_object:
-                copy[key] = item  # type: ignore[call-overload,index]  # a str: checked above
-            else:
-                copy.append(item)  # type: ignore[union-attr]  # a list, then
-        if child is not None:  # go down into it; this container waits
-            parents.append((source, items, copy, height, key_above))
-            copies[id(child)] = _OPEN
-            source, key_above, height = child, key, 1
-            if type(child) is dict:
-                items, copy = iter(child.items()), {}
-            else:
-                items, copy = enumerate(child), []
-            level += 1
-            continue
-        # ``copy`` is complete: freeze it and hand it to its parent.
-        if plain_root and is_object and not parents:
-            if not small_root:
-                shared = _new_object(JsonObject)
-                _set_members(shared, copy)
-                copies[id(source)] = shared
-                if height > 1:
-                    heights[id(source)] = height
-            return copy
-        if is_object:
-            result: JsonValue = _new_object(JsonObject)
-            _set_members(result, copy)
+        if next_found is None:  # ``copy`` is complete: hand it to its parent
+            if not parents:
+                return height
+            key, child_height = key_above, height
+            known = _finished(memo, source, copy, height)
+            source, items, copy, height, key_above = parents.pop()
+            level -= 1
         else:
-            result = _new_tuple(JsonArray, copy)
-        copies[id(source)] = result
-        if height > 1:
-            heights[id(source)] = height
-        if not parents:
-            return result
-        child_height, key = height, key_above
-        source, items, copy, height, key_above = parents.pop()
-        level -= 1
-        if child_height >= height:
-            height = child_height + 1
-        if isinstance(copy, dict):
-            copy[key] = result  # type: ignore[index]  # a str: checked on the way down
+            key, child = next_found
+            known = copies.get(id(child))
+            if known is None:  # go down into it; this container waits
+                if child is root or level >= limit:
+                    raise _problem(_CYCLE if child is root else _TOO_DEEP, parents, key_above, key)
+                parents.append((source, items, copy, height, key_above))
+                copies[id(child)] = _OPEN
+                source, key_above, height = child, key, 1
+                items = iter(child.items()) if type(child) is dict else iter(child)  # type: ignore[call-overload]
+                copy = {} if type(child) is dict else []
+                level += 1
+                child_height = 0  # nothing to store yet
+            else:  # a shared container, copied before: it must still fit at this level
+                child_height = heights.get(id(child), 1)
+                unshareable = _unshareable(known, child_height, level, limit)
+                if unshareable is not None:
+                    raise _problem(unshareable, parents, key_above, key)
+        if child_height:  # store the child's copy (just finished, or shared) in ``copy``
+            if type(copy) is dict:
+                copy[key] = known  # type: ignore[index]  # a str: checked by the filler
+            else:
+                copy.append(known)  # type: ignore[union-attr]  # a list, then
+            if child_height >= height:
+                height = child_height + 1
+        try:
+            next_found = (_fill_object if type(copy) is dict else _fill_array)(items, copy, trusted)
+        except _Refused as refused:
+            raise _problem(refused.message, parents, key_above, *refused.key) from None
+
+
+def _unshareable(known: object, height: int, level: int, limit: int) -> str | None:
+    """Why a container copied before cannot be shared here, or ``None`` if it can: it is
+    still open (a cycle), or its copy's ``height`` would not fit under ``limit``."""
+    if known is _OPEN:
+        return _CYCLE
+    if level + height > limit:
+        return _TOO_DEEP
+    return None
+
+
+def _fill_object(items: Iterator[Any], copy: _Copy, trusted: bool) -> _Found:
+    """Copy an object's members from ``items`` into ``copy`` until one holds a container:
+    return its key and it (the walk copies it first), or ``None`` once every member is
+    in. Raises ``_Refused``."""
+    for key, item in items:
+        if type(key) is not str:
+            raise _Refused(f"Expected `str` object keys, got `{type_name(key)}`")
+        kind = type(item)
+        if (
+            kind is str
+            or kind is bool
+            or item is None
+            or (kind is int and _INT_FLOOR < item < _INT_LIMIT)
+        ):
+            copy[key] = item  # type: ignore[call-overload]  # the commonest plain scalars
+        elif kind is dict or kind is list or (trusted and kind is tuple):
+            return key, item
         else:
-            copy.append(result)
+            copy[key] = _item(item, key, trusted)  # type: ignore[call-overload]
+    return None
+
+
+def _fill_array(items: Iterator[Any], copy: _Copy, trusted: bool) -> _Found:
+    """Copy an array's items from ``items`` into ``copy``, as ``_fill_object`` does."""
+    append = copy.append  # type: ignore[union-attr]  # a list: the copy of an array
+    for item in items:
+        kind = type(item)
+        if (
+            kind is str
+            or kind is bool
+            or item is None
+            or (kind is int and _INT_FLOOR < item < _INT_LIMIT)
+        ):
+            append(item)
+        elif kind is dict or kind is list or (trusted and kind is tuple):
+            return len(copy), item
+        else:
+            append(_item(item, len(copy), trusted))
+    return None
+
+
+def _item(item: object, key: object, trusted: bool) -> object:
+    """An item that is neither a container nor one of the commonest scalars: a float, a
+    long int, a read-only value (``trusted``), or ``_Refused``."""
+    if trusted and (type(item) is JsonObject or type(item) is JsonArray):
+        return item
+    problem = _scalar_problem(item)
+    if problem is not None:
+        raise _Refused(problem, key)
+    return item
 
 
 def refreeze(value: PlainJson | JsonValue) -> JsonValue:

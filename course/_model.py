@@ -531,6 +531,7 @@ _TOOL_CHUNK = _setters(
 _TOOL_BLOCK = _setters(CourseToolCallBlock, "id", "name", "arguments", "type", "signature")
 
 
+_MESSAGE = _setters(CourseAssistantMessage, "id", "content", "role")
 _USAGE = _setters(
     CourseModelUsage,
     "input_tokens",
@@ -567,6 +568,17 @@ def usage(
     set_cache_read(value, cache_read_tokens)
     set_cache_write(value, cache_write_tokens)
     set_reasoning(value, reasoning_tokens)
+    return value
+
+
+def message(message_id: str, content: tuple[CourseContentBlock, ...]) -> CourseAssistantMessage:
+    """``CourseAssistantMessage(message_id, content)``, built directly (``content`` is a
+    tuple already)."""
+    set_id, set_content, set_role = _MESSAGE
+    value = object.__new__(CourseAssistantMessage)
+    set_id(value, message_id)
+    set_content(value, content)
+    set_role(value, "assistant")
     return value
 
 

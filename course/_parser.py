@@ -32,7 +32,7 @@ import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Final, Literal, NamedTuple, TypeAlias, assert_never, cast
+from typing import Any, Final, Literal, NamedTuple, TypeAlias, assert_never
 
 from ._errors import FixtureProviderError, FixtureProviderErrorCode, Location, pointer
 from ._json import (
@@ -47,7 +47,6 @@ from ._json import (
 )
 from ._json_text import JsonSyntaxError, loads
 from ._model import (
-    CourseAssistantMessage,
     CourseContentBlock,
     CourseIncompleteToolCallBlock,
     CourseIncompleteToolCallChunk,
@@ -64,6 +63,7 @@ from ._model import (
     CourseThinkingDeltaChunk,
     CourseThinkingSignatureChunk,
     CourseToolCallChunk,
+    message,
     response,
     text_block,
     text_delta,
@@ -97,6 +97,7 @@ __all__ = [
     "delay_of",
     "describe",
     "freeze_record",
+    "freeze_records",
     "stop_reasons",
     "usage_keys",
 ]
@@ -209,9 +210,10 @@ class Field:
     """One payload field of a record type: what it holds, whether it may be absent, and
     the schema version it arrived in (``since``).
 
-    ``problem`` is the one judge of a present value: ``None``, or what to report. It
-    reads the record only for a field checked against another (``fragments``, against
-    ``arguments``, which comes before it in its row and was proven already).
+    ``read`` is the one judge of a present value: ``None`` (accepted as it is), what
+    to report, or for a usage field the usage it holds, read once. It reads the record
+    only for a field checked against another (``fragments``, against ``arguments``,
+    which comes before it in its row and was proven already).
     """
 
     name: str
@@ -220,9 +222,9 @@ class Field:
     choices: tuple[str, ...] = ()
     since: int = 1
 
-    def problem(
+    def read(
         self, value: object, version: int = 1, record: Mapping[str, object] | None = None
-    ) -> _Problem | None:
+    ) -> _Problem | CourseModelUsage | None:
         # The commonest kinds first: each case is one comparison more for the rest.
         match self.kind:
             case "non-empty string":
@@ -243,8 +245,7 @@ class Field:
                 expected = " or ".join(f"{choice!r}" for choice in self.choices)
                 return _Problem(f"Expected {expected}, got {describe(value)}")
             case "usage":
-                usage = _read_usage(value, version)
-                return usage if type(usage) is _Problem else None
+                return _read_usage(value, version)
             case "stop reason":
                 if type(value) is str and value in _STOP_REASONS_AT[version]:
                     return None
@@ -291,12 +292,38 @@ DELAY: Final = Field("delay", "delay", required=False, since=2)
 record is judged."""
 
 
+class _Check(NamedTuple):
+    """A field as the payload check reads it, precomputed from the table: a value of
+    type ``accepts`` (and non-empty, if ``non_empty``) is accepted without a call of
+    the field's judge, which decides every other value."""
+
+    name: str
+    required: bool
+    accepts: type | None
+    non_empty: bool
+    spec: Field
+
+
+# The kinds a value's type alone accepts (a string kind, non-empty too if it says so).
+_ACCEPTS: Final[dict[FieldKind, tuple[type, bool]]] = {
+    "string": (str, False),
+    "non-empty string": (str, True),
+    "object": (JsonObject, False),
+}
+
+
+def _check(spec: Field) -> _Check:
+    accepts, non_empty = _ACCEPTS.get(spec.kind, (None, False))
+    return _Check(spec.name, spec.required, accepts, non_empty, spec)
+
+
 class RecordView(NamedTuple):
     """A record type as one schema version reads it: its fields (``delay`` last, from
-    version 2) and every key it may have, ``type`` included."""
+    version 2), every key it may have, ``type`` included, and its fields' checks."""
 
     fields: tuple[Field, ...]
     keys: frozenset[str]
+    checks: tuple[_Check, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,7 +348,8 @@ class RecordType:
             fields = tuple(f for f in self.fields if f.since <= version)
             if version >= DELAY.since:
                 fields += (DELAY,)
-            views.append(RecordView(fields, frozenset({"type", *(f.name for f in fields)})))
+            keys = frozenset({"type", *(f.name for f in fields)})
+            views.append(RecordView(fields, keys, tuple(_check(f) for f in fields)))
         latest = views[-1]
         assert latest is not None  # every type exists in the latest version
         object.__setattr__(self, "views", tuple(views))
@@ -578,32 +606,34 @@ class ParserState(enum.Enum):
     ENDED = "ended"
     """``response_end`` was read: the source must end now."""
 
+    # ``Enum.__hash__`` is Python code (it hashes the name), run at each change of state
+    # to find the state's order table; the members are singletons, equal only to
+    # themselves, so the identity hash is the same contract, computed in C.
+    __hash__ = object.__hash__
 
-# The fast path below compares with this constant: on CPython 3.11, reading an Enum
-# member through its class costs as much as the rest of a text delta's fast path (a
-# sixth of the long bench workload's streaming time).
+
+# The parser compares with these constants: on CPython 3.11, reading an Enum member
+# through its class costs as much as the rest of a text delta's fast path (a sixth of
+# the long bench workload's streaming time).
+_AWAITING_START: Final = ParserState.AWAITING_START
 _STREAMING: Final = ParserState.STREAMING
 _THINKING: Final = ParserState.THINKING
 _CUT: Final = ParserState.CUT
+_ENDED: Final = ParserState.ENDED
 
-_STARTED_ORDER: Final = MappingProxyType({"response_start": Code.PROVIDER_DUPLICATE_START})
+_STARTED_ORDER: Final = {"response_start": Code.PROVIDER_DUPLICATE_START}
 
-ORDER_ERRORS: Final[Mapping[ParserState, Mapping[str, FixtureProviderErrorCode]]] = (
-    MappingProxyType(
-        {
-            ParserState.AWAITING_START: MappingProxyType(
-                {
-                    **dict.fromkeys(CONTENT_TYPES, Code.PROVIDER_MISSING_START),
-                    "response_end": Code.PROVIDER_MISSING_START,
-                }
-            ),
-            ParserState.STREAMING: _STARTED_ORDER,
-            ParserState.THINKING: _STARTED_ORDER,
-            ParserState.CUT: _STARTED_ORDER,
-            ParserState.ENDED: MappingProxyType({}),  # every record is a terminal error
-        }
-    )
-)
+# Plain dicts, as the handlers: one is looked up per record.
+ORDER_ERRORS: Final[Mapping[ParserState, Mapping[str, FixtureProviderErrorCode]]] = {
+    ParserState.AWAITING_START: {
+        **dict.fromkeys(CONTENT_TYPES, Code.PROVIDER_MISSING_START),
+        "response_end": Code.PROVIDER_MISSING_START,
+    },
+    ParserState.STREAMING: _STARTED_ORDER,
+    ParserState.THINKING: _STARTED_ORDER,
+    ParserState.CUT: _STARTED_ORDER,
+    ParserState.ENDED: {},  # every record is a terminal error
+}
 """For each state, the record types that are out of order in it, whatever their payload
 (rule 4). A version-1 fixture never reaches the other states, nor has the types only
 version 2 knows (rule 3 refuses them first)."""
@@ -625,9 +655,25 @@ def freeze_record(
     try:
         return freeze(record, new_memo() if memo is None else memo, RECORD_DEPTH, False, True)
     except NotPlainJson as problem:
-        place = ("responses", response_index, "records", record_index)
-        where = Location(place, response_index, record_index)
-        raise where.error(problem.message, *problem.parts) from None
+        raise _invalid(problem, response_index, record_index) from None
+
+
+def freeze_records(records: list[object], response_index: int, memo: Memo) -> tuple[object, ...]:
+    """``freeze_record`` of each of a response's array records, in one call (a call less
+    per record at construction)."""
+    frozen: list[object] = []
+    append = frozen.append
+    try:
+        for record in records:
+            append(freeze(record, memo, RECORD_DEPTH, False, True))
+    except NotPlainJson as problem:
+        raise _invalid(problem, response_index, len(frozen)) from None
+    return tuple(frozen)
+
+
+def _invalid(problem: NotPlainJson, response_index: int, record_index: int) -> FixtureProviderError:
+    place = ("responses", response_index, "records", record_index)
+    return Location(place, response_index, record_index).error(problem.message, *problem.parts)
 
 
 def describe(value: object) -> str:
@@ -657,7 +703,9 @@ def describe(value: object) -> str:
 # A handler's ``fields`` are a record whose payload the table approved: each handler
 # relies on its record type's entry in ``RECORD_TYPES`` (hence ``Any``).
 _Fields: TypeAlias = Mapping[str, Any]
-_Handler: TypeAlias = Callable[["ResponseParser", _Fields, int], CourseModelChunk | None]
+# Its ``usage`` is the record's usage as the table read it (``None`` if it has none).
+_Usage: TypeAlias = CourseModelUsage | None
+_Handler: TypeAlias = Callable[["ResponseParser", _Fields, int, _Usage], CourseModelChunk | None]
 
 
 class _OpenThinking:
@@ -685,6 +733,7 @@ class ResponseParser:
 
     __slots__ = (
         "_content",
+        "_fragments",
         "_model",
         "_order",
         "_refused",
@@ -703,7 +752,7 @@ class ResponseParser:
         self._request_id = request_id
         self._response_index = response_index
         self._version = version
-        self._enter(ParserState.AWAITING_START)
+        self._enter(_AWAITING_START)
         self._response_id = ""
         self._model: str | None = None
         self._start_usage: CourseModelUsage | None = None
@@ -713,6 +762,8 @@ class ResponseParser:
         self._content: list[str | _OpenThinking | CourseContentBlock] = []
         # The ids of the tool calls, an incomplete one's too (which is in state CUT).
         self._tool_ids: set[str] = set()
+        # Each tool call's ``argumentFragments`` (version 2), for renderers.
+        self._fragments: dict[str, tuple[str, ...]] = {}
         self._thinking: _OpenThinking | None = None
         self._refused = False
         self._response: CourseModelResponse | None = None
@@ -749,7 +800,7 @@ class ResponseParser:
             if type(text) is str and len(record) == 2 and record.get("type") == "thinking_delta":
                 self._thinking.texts.append(text)  # type: ignore[union-attr]  # THINKING: open
                 return thinking_delta(text, len(self._content) - 1)
-        if state is ParserState.ENDED:
+        if state is _ENDED:
             raise self._after_terminal(record, index)
         if type(record) is not dict:
             raise self._error(
@@ -782,18 +833,18 @@ class ResponseParser:
                 f"A `{kind}` record cannot come "
                 + (
                     "before `response_start`"
-                    if state is ParserState.AWAITING_START
+                    if state is _AWAITING_START
                     else "after `response_start`: a response starts once"
                 ),
                 index,
             )
-        self._check_payload(kind, view, record, index)
-        return _HANDLERS[kind](self, record, index)
+        usage = self._check_payload(kind, view, record, index)
+        return _HANDLERS[kind](self, record, index, usage)
 
     @property
     def response_id(self) -> str | None:
         """The response's id once its ``response_start`` was read, else ``None``."""
-        return self._response_id if self._state is not ParserState.AWAITING_START else None
+        return self._response_id if self._state is not _AWAITING_START else None
 
     @property
     def model(self) -> str | None:
@@ -805,6 +856,11 @@ class ResponseParser:
         """The ``response_start``'s usage once it was read, else ``None``."""
         return self._start_usage
 
+    def argument_fragments(self, call_id: str) -> tuple[str, ...] | None:
+        """The ``argumentFragments`` of the tool call ``call_id`` (complete or cut) once
+        its record was read; ``None`` when it had none."""
+        return self._fragments.get(call_id)
+
     def finish(self) -> CourseModelResponse:
         """The source ended: return the response, or fail if it never ended."""
         if self._response is None:
@@ -812,7 +868,7 @@ class ResponseParser:
                 Code.PROVIDER_MISSING_TERMINAL,
                 (
                     "The records ended before any `response_start`, so without a `response_end`"
-                    if self._state is ParserState.AWAITING_START
+                    if self._state is _AWAITING_START
                     else "The records ended after `response_start` without a `response_end`; "
                     f"the {len(self._content)} chunk(s) delivered are not a complete response"
                 ),
@@ -845,54 +901,64 @@ class ResponseParser:
 
     def _check_payload(
         self, kind: str, view: RecordView, record: dict[str, object], index: int
-    ) -> None:
+    ) -> CourseModelUsage | None:
         """Raise the malformed-event error for the payload's first problem, if any, in
-        the table's order: an unknown field, then each field missing or refused."""
+        the table's order: an unknown field, then each field missing or refused. Returns
+        the record's usage, read once, if it has one."""
         keys = view.keys
         if not keys.issuperset(record):
-            unknown = next(key for key in record if key not in keys)
-            names = ("type", *sorted(keys - {"type"}))
-            allowed = ", ".join(f"`{name}`" for name in names)
-            later = (
-                f" (`{unknown}` needs `schemaVersion` 2)"
-                if unknown in RECORD_TYPES[kind].keys
-                else ""
-            )
-            raise self._error(
-                Code.PROVIDER_MALFORMED_EVENT,
-                f"A `{kind}` record has unknown field `{shorten(unknown)}` (allowed: {allowed})"
-                + later,
-                index,
-                unknown,
-            )
+            raise self._unknown_field(kind, keys, record, index)
         version = self._version
-        for spec in view.fields:
-            value = record.get(spec.name, _MISSING)
+        usage = None
+        for name, required, accepts, non_empty, spec in view.checks:
+            value = record.get(name, _MISSING)
+            if type(value) is accepts and (not non_empty or value):
+                continue  # the commonest fields, accepted by their type at once
             if value is _MISSING:
-                if spec.required:
+                if required:
                     raise self._error(
                         Code.PROVIDER_MALFORMED_EVENT,
-                        f"A `{kind}` record is missing required field `{spec.name}`",
+                        f"A `{kind}` record is missing required field `{name}`",
                         index,
                     )
                 continue
-            problem = spec.problem(value, version, record)
-            if problem is not None:
-                message, parts, about_value = problem
-                if about_value:
-                    message = f"{message} for `{spec.name}` of a `{kind}` record"
-                raise self._error(Code.PROVIDER_MALFORMED_EVENT, message, index, spec.name, *parts)
+            read = spec.read(value, version, record)
+            if read is None:
+                continue
+            if isinstance(read, CourseModelUsage):
+                usage = read  # a usage field's value
+                continue
+            message, parts, about_value = read
+            if about_value:
+                message = f"{message} for `{name}` of a `{kind}` record"
+            raise self._error(Code.PROVIDER_MALFORMED_EVENT, message, index, name, *parts)
+        return usage
+
+    def _unknown_field(
+        self, kind: str, keys: frozenset[str], record: dict[str, object], index: int
+    ) -> FixtureProviderError:
+        unknown = next(key for key in record if key not in keys)
+        names = ("type", *sorted(keys - {"type"}))
+        allowed = ", ".join(f"`{name}`" for name in names)
+        later = (
+            f" (`{unknown}` needs `schemaVersion` 2)" if unknown in RECORD_TYPES[kind].keys else ""
+        )
+        return self._error(
+            Code.PROVIDER_MALFORMED_EVENT,
+            f"A `{kind}` record has unknown field `{shorten(unknown)}` (allowed: {allowed})"
+            + later,
+            index,
+            unknown,
+        )
 
     # -- rule 6: the meaning of each record type -----------------------------------------
 
-    def _on_start(self, fields: _Fields, index: int) -> None:
+    def _on_start(self, fields: _Fields, index: int, usage: _Usage) -> None:
         self._response_id = fields["responseId"]
         if len(fields) > 3:  # more than `type`, `responseId` and `role` (version 2)
             self._model = fields.get("model")
-            usage = fields.get("usage", _MISSING)
-            if usage is not _MISSING:
-                self._start_usage = cast(CourseModelUsage, _read_usage(usage, self._version))
-        self._enter(ParserState.STREAMING)
+            self._start_usage = usage
+        self._enter(_STREAMING)
 
     def _leave_block(self, kind: str, index: int) -> None:
         """Before a content record other than a thinking delta or signature, when the
@@ -900,7 +966,7 @@ class ResponseParser:
         after an incomplete tool call."""
         if self._state is _THINKING:
             self._thinking = None
-            self._enter(ParserState.STREAMING)
+            self._enter(_STREAMING)
         elif self._state is _CUT:
             raise self._after_cut(kind, index)
 
@@ -912,7 +978,7 @@ class ResponseParser:
             index,
         )
 
-    def _on_text(self, fields: _Fields, index: int) -> CourseTextDeltaChunk:
+    def _on_text(self, fields: _Fields, index: int, usage: _Usage) -> CourseTextDeltaChunk:
         if self._state is not _STREAMING:
             self._leave_block("text_delta", index)
         text = fields["text"]
@@ -927,13 +993,16 @@ class ResponseParser:
             "id",
         )
 
-    def _on_tool_call(self, fields: _Fields, index: int) -> CourseToolCallChunk:
+    def _on_tool_call(self, fields: _Fields, index: int, usage: _Usage) -> CourseToolCallChunk:
         call_id, name, arguments = fields["id"], fields["name"], fields["arguments"]
         if call_id in self._tool_ids:
             raise self._duplicate(call_id, index)
         if self._state is not _STREAMING:
             self._leave_block("tool_call", index)
         self._tool_ids.add(call_id)
+        fragments = fields.get("argumentFragments")
+        if fragments is not None:
+            self._fragments[call_id] = tuple(fragments)
         # ``arguments`` is already a read-only deep copy, made once at the boundary.
         chunk, block = tool_call(
             call_id, name, arguments, len(self._content), fields.get("signature")
@@ -942,21 +1011,22 @@ class ResponseParser:
         return chunk
 
     def _on_incomplete_tool_call(
-        self, fields: _Fields, index: int
+        self, fields: _Fields, index: int, usage: _Usage
     ) -> CourseIncompleteToolCallChunk:
         call_id, name = fields["id"], fields["name"]
         if self._state is not _STREAMING:
             self._leave_block("tool_call_incomplete", index)
         if call_id in self._tool_ids:
             raise self._duplicate(call_id, index)
-        arguments_text = "".join(fields["argumentFragments"])
+        fragments = self._fragments[call_id] = tuple(fields["argumentFragments"])
+        arguments_text = "".join(fragments)
         content_index = len(self._content)
         self._content.append(CourseIncompleteToolCallBlock(call_id, name, arguments_text))
         self._tool_ids.add(call_id)
-        self._enter(ParserState.CUT)
+        self._enter(_CUT)
         return CourseIncompleteToolCallChunk(call_id, name, arguments_text, content_index)
 
-    def _on_thinking(self, fields: _Fields, index: int) -> CourseThinkingDeltaChunk:
+    def _on_thinking(self, fields: _Fields, index: int, usage: _Usage) -> CourseThinkingDeltaChunk:
         text = fields["text"]
         thinking = self._thinking
         if thinking is not None:  # the open block goes on
@@ -966,10 +1036,12 @@ class ResponseParser:
             raise self._after_cut("thinking_delta", index)
         self._thinking = thinking = _OpenThinking(text)
         self._content.append(thinking)
-        self._enter(ParserState.THINKING)
+        self._enter(_THINKING)
         return thinking_delta(text, len(self._content) - 1)
 
-    def _on_signature(self, fields: _Fields, index: int) -> CourseThinkingSignatureChunk:
+    def _on_signature(
+        self, fields: _Fields, index: int, usage: _Usage
+    ) -> CourseThinkingSignatureChunk:
         thinking = self._thinking
         if thinking is None:
             raise self._error(
@@ -985,17 +1057,19 @@ class ResponseParser:
             )
         thinking.signature = fields["signature"]
         self._thinking = None
-        self._enter(ParserState.STREAMING)
+        self._enter(_STREAMING)
         return CourseThinkingSignatureChunk(thinking.signature, len(self._content) - 1)
 
-    def _on_redacted(self, fields: _Fields, index: int) -> CourseRedactedThinkingChunk:
+    def _on_redacted(
+        self, fields: _Fields, index: int, usage: _Usage
+    ) -> CourseRedactedThinkingChunk:
         if self._state is not _STREAMING:
             self._leave_block("redacted_thinking", index)
         data = fields["data"]
         self._content.append(CourseRedactedThinkingBlock(data))
         return CourseRedactedThinkingChunk(data, len(self._content) - 1)
 
-    def _on_refusal(self, fields: _Fields, index: int) -> CourseRefusalDeltaChunk:
+    def _on_refusal(self, fields: _Fields, index: int, usage: _Usage) -> CourseRefusalDeltaChunk:
         if self._state is not _STREAMING:
             self._leave_block("refusal_delta", index)
         text = fields["text"]
@@ -1003,11 +1077,9 @@ class ResponseParser:
         self._refused = True
         return CourseRefusalDeltaChunk(text, len(self._content) - 1)
 
-    def _on_end(self, fields: _Fields, index: int) -> None:
+    def _on_end(self, fields: _Fields, index: int, usage: _Usage) -> None:
         response_id = fields["responseId"]
         wire_stop_reason = fields["stopReason"]
-        # The table approved it.
-        read = cast(CourseModelUsage, _read_usage(fields["usage"], self._version))
         if response_id != self._response_id:
             raise self._error(
                 Code.PROVIDER_RESPONSE_MISMATCH,
@@ -1045,7 +1117,7 @@ class ResponseParser:
                 index,
                 "stopReason",
             )
-        self._enter(ParserState.ENDED)
+        self._enter(_ENDED)
         content = tuple(
             [
                 text_block(block)
@@ -1057,14 +1129,14 @@ class ResponseParser:
         self._response = response(
             self._request_id,
             response_id,
-            CourseAssistantMessage("message-" + response_id, content),  # type: ignore[arg-type]
+            message("message-" + response_id, content),  # type: ignore[arg-type]
             stop_reason,
-            read,
+            usage,  # type: ignore[arg-type]  # a usage field is required: the table read it
             model=self._model,
             provider_stop_reason=fields.get("providerStopReason"),
         )
 
-    def _on_transport_error(self, fields: _Fields, index: int) -> None:
+    def _on_transport_error(self, fields: _Fields, index: int, usage: _Usage) -> None:
         message, code = fields["message"], fields.get("code", _MISSING)
         # The provider's words are data: quoted verbatim, never read as a code.
         provider_code = "" if code is _MISSING else f" (provider code {shorten(code)!r})"
@@ -1102,18 +1174,17 @@ class ResponseParser:
         )
 
 
-_HANDLERS: Final[Mapping[str, _Handler]] = MappingProxyType(
-    {
-        "response_start": ResponseParser._on_start,
-        "text_delta": ResponseParser._on_text,
-        "tool_call": ResponseParser._on_tool_call,
-        "response_end": ResponseParser._on_end,
-        "transport_error": ResponseParser._on_transport_error,
-        "tool_call_incomplete": ResponseParser._on_incomplete_tool_call,
-        "thinking_delta": ResponseParser._on_thinking,
-        "thinking_signature": ResponseParser._on_signature,
-        "redacted_thinking": ResponseParser._on_redacted,
-        "refusal_delta": ResponseParser._on_refusal,
-    }
-)
-"""What each record type means, once its payload was read."""
+_HANDLERS: Final[dict[str, _Handler]] = {
+    "response_start": ResponseParser._on_start,
+    "text_delta": ResponseParser._on_text,
+    "tool_call": ResponseParser._on_tool_call,
+    "response_end": ResponseParser._on_end,
+    "transport_error": ResponseParser._on_transport_error,
+    "tool_call_incomplete": ResponseParser._on_incomplete_tool_call,
+    "thinking_delta": ResponseParser._on_thinking,
+    "thinking_signature": ResponseParser._on_signature,
+    "redacted_thinking": ResponseParser._on_redacted,
+    "refusal_delta": ResponseParser._on_refusal,
+}
+"""What each record type means, once its payload was read (a plain dict: looked up once
+per record)."""

@@ -164,7 +164,9 @@ class CourseModelStream:
         self._source = source
         self._signal = signal
         self._outcome: CourseModelResponse | FixtureProviderError | None = outcome
-        self._pending: deque[CourseModelChunk] = deque()
+        # Chunks ``result()`` passed, for the consumer: made at the first one (few streams
+        # have any), as ``_waiters`` is, so a stream leaves fewer objects to the collector.
+        self._pending: deque[CourseModelChunk] | None = None
         self._consumer = False
         # The record count at which the event loop's next turn is due.
         self._next_turn = TURN_EVERY
@@ -184,7 +186,7 @@ class CourseModelStream:
         self._driver: asyncio.Task[object] | None = None
         # Set once the pending step's driver was cancelled to interrupt it.
         self._interrupting = False
-        self._waiters: list[asyncio.Future[None]] = []
+        self._waiters: list[asyncio.Future[None]] | None = None
 
     def __repr__(self) -> str:
         if self._outcome is None:
@@ -215,6 +217,13 @@ class CourseModelStream:
         ``None`` before, or when it has none)."""
         return self._parser.start_usage
 
+    def _argument_fragments(self, call_id: str) -> tuple[str, ...] | None:
+        """Internal API for ``course.vendors`` (serve, schema version 2): the
+        ``argumentFragments`` of the tool call ``call_id`` (complete or cut) once its
+        record was read, so that a renderer streams one argument delta per fragment;
+        ``None`` when it had none."""
+        return self._parser.argument_fragments(call_id)
+
     def _without_delays(self) -> CourseModelStream:
         """Internal API for checks that must never sleep (``course-fixture validate``,
         ``replay --no-delay``, ``course.faults``, ``course.script``, the pytest plugin):
@@ -237,7 +246,7 @@ class CourseModelStream:
             else:
                 chunk = await self._step_source(source)
             if chunk is not None:
-                self._pending.append(chunk)
+                self._keep(chunk)
 
     @property
     def _settled(self) -> bool:
@@ -306,12 +315,18 @@ class CourseModelStream:
             else:
                 chunk = await self._step_source(source)
             if chunk is not None:
-                self._pending.append(chunk)
+                self._keep(chunk)
         await _checkpoint()
         outcome = self._outcome
         if type(outcome) is FixtureProviderError:
             raise outcome.with_traceback(None)
         return outcome  # type: ignore[return-value]
+
+    def _keep(self, chunk: CourseModelChunk) -> None:
+        """Queue a chunk passed on the way for the consumer (``result()``, ``_until_start``)."""
+        if self._pending is None:
+            self._pending = deque()
+        self._pending.append(chunk)
 
     async def aclose(self) -> None:
         """Stop early: an unfinished stream settles as ``PROVIDER_ABORTED``.
@@ -587,11 +602,13 @@ class CourseModelStream:
 
     async def _wait_for_driver(self) -> None:
         waiter = asyncio.get_running_loop().create_future()
+        if self._waiters is None:
+            self._waiters = []
         self._waiters.append(waiter)
         await waiter
 
     def _wake_waiters(self) -> None:
-        waiters, self._waiters = self._waiters, []
+        waiters, self._waiters = self._waiters or (), None
         for waiter in waiters:
             # A waiter whose loop was closed is gone: resolving it would raise.
             if not waiter.done() and not waiter.get_loop().is_closed():

@@ -1,4 +1,6 @@
-"""Importing ``anthropic`` recordings: the SPEC's mapping rows and every refusal, located.
+"""Importing ``anthropic`` recordings in schema version 1 (``schema_version=1``, which keeps
+SPEC-VENDORS.md's rules exactly): the SPEC's mapping rows and every refusal, located.
+Version 2 is ``test_vendor_anthropic_v2.py``'s.
 
 Streams are built event by event with ``stream(...)``, written as the API writes them
 (``event: TYPE``, compact JSON, a blank line), so event ``i``'s data is on line
@@ -32,6 +34,17 @@ ANTHROPIC: Final = RECORDINGS / "anthropic"
 
 
 # -- building streams ---------------------------------------------------------------------
+
+
+def import_v1(
+    data: str | bytes,
+    *,
+    format: str = "auto",
+    usage: tuple[int, int] | None = None,
+    source: str | None = None,
+) -> Recording:
+    """``import_recording`` with the version-1 rules this file tests."""
+    return import_recording(data, format=format, usage=usage, source=source, schema_version=1)
 
 
 def message_start(input_tokens: object = 25, message_id: object = MESSAGE_ID) -> Event:
@@ -148,12 +161,12 @@ def records_of(recording: Recording) -> list[dict[str, object]]:
 
 
 def records(text: str, *, usage: tuple[int, int] | None = None) -> list[dict[str, object]]:
-    return records_of(import_recording(text, format="anthropic", usage=usage))
+    return records_of(import_v1(text, format="anthropic", usage=usage))
 
 
 def refused(text: str, *, format: str = "anthropic") -> RecordingError:
     with pytest.raises(RecordingError) as info:
-        import_recording(text, format=format)
+        import_v1(text, format=format)
     return info.value
 
 
@@ -214,7 +227,7 @@ def tool_record(arguments: dict[str, object], call_id: str = TOOL_ID) -> dict[st
 
 
 def test_auto_detects_a_stream_that_opens_with_message_start() -> None:
-    recording = import_recording(stream(*text_stream("Hi")))
+    recording = import_v1(stream(*text_stream("Hi")))
     assert recording.format == "anthropic"
 
 
@@ -229,7 +242,7 @@ def test_auto_refuses_a_stream_that_opens_with_an_error() -> None:
 
 
 def test_auto_reads_past_leading_pings_to_the_message_start() -> None:
-    recording = import_recording(stream(PING, PING, *text_stream("Hi")))
+    recording = import_v1(stream(PING, PING, *text_stream("Hi")))
     assert recording.format == "anthropic"
     assert recording.ignored == {"ping": 2}
     assert [record["type"] for record in records_of(recording)][:2] == [
@@ -241,7 +254,7 @@ def test_auto_reads_past_leading_pings_to_the_message_start() -> None:
 def test_the_repository_s_own_recording_that_opens_with_a_ping_is_detected() -> None:
     # tests/recordings/anthropic/stop_sequence.sse: a comment, a ping, then the start.
     data = (RECORDINGS / "anthropic" / "stop_sequence.sse").read_bytes()
-    assert import_recording(data) == import_recording(data, format="anthropic")
+    assert import_v1(data) == import_v1(data, format="anthropic")
 
 
 @pytest.mark.parametrize(
@@ -279,7 +292,7 @@ def test_auto_refuses_a_ping_before_another_format_s_start() -> None:
     ids=["ping", "error", "message_start"],
 )
 def test_named_format_accepts_its_three_opening_events(first: Event) -> None:
-    import_recording(stream(first), format="anthropic")
+    import_v1(stream(first), format="anthropic")
 
 
 @pytest.mark.parametrize(
@@ -333,7 +346,7 @@ def test_citations_deltas_in_a_text_block_are_ignored_and_counted() -> None:
     }
     events = text_stream("Paris.")
     events.insert(3, delta(0, {"type": "citations_delta", "citation": citation}))
-    recording = import_recording(stream(*events))
+    recording = import_v1(stream(*events))
     assert records_of(recording)[1:3] == [text_record("Paris."), end_record("stop")]
     assert recording.ignored["content_block_delta:citations_delta"] == 1
 
@@ -351,7 +364,7 @@ def test_a_tool_call_is_emitted_at_its_stop_not_before() -> None:
     events = tool_stream('{"city": "Paris"}')
     cut = stream(*events[:3])  # start, block start, the whole input: no stop yet
     assert records(cut) == [start_record()]
-    assert import_recording(cut).truncated
+    assert import_v1(cut).truncated
 
 
 def test_tool_input_without_fragments_is_an_empty_object_and_the_start_input_is_not_read() -> None:
@@ -396,7 +409,7 @@ def test_two_tool_calls_with_one_id_are_imported_as_they_are() -> None:
         message_delta("tool_use"),
         MESSAGE_STOP,
     ]
-    recording = import_recording(stream(*events))
+    recording = import_v1(stream(*events))
     with pytest.raises(FixtureProviderError) as info:
         replay(recording)
     assert info.value.code is FixtureProviderErrorCode.PROVIDER_DUPLICATE_TOOL_CALL
@@ -428,7 +441,7 @@ def test_other_block_kinds_are_ignored_with_their_deltas_and_stop(block: Event) 
         message_delta(),
         MESSAGE_STOP,
     ]
-    recording = import_recording(stream(*events))
+    recording = import_v1(stream(*events))
     assert records_of(recording) == [
         start_record(),
         text_record("Done."),
@@ -445,7 +458,7 @@ def test_other_block_kinds_are_ignored_with_their_deltas_and_stop(block: Event) 
 def test_pings_may_come_before_the_start_anywhere_inside_and_after_the_terminal() -> None:
     events = text_stream("Hi")
     events = [PING, events[0], PING, *events[1:], PING, PING]
-    recording = import_recording(stream(*events), format="anthropic")
+    recording = import_v1(stream(*events), format="anthropic")
     assert records_of(recording) == [
         start_record(),
         text_record("Hi"),
@@ -524,7 +537,7 @@ def test_a_stop_on_max_tokens_drops_an_open_tool_call() -> None:
         message_delta("max_tokens"),
         MESSAGE_STOP,
     ]
-    recording = import_recording(stream(*events))
+    recording = import_v1(stream(*events))
     assert [record["type"] for record in records_of(recording)] == [
         "response_start",
         "transport_error",
@@ -539,7 +552,7 @@ def test_a_stop_on_max_tokens_drops_an_open_tool_call() -> None:
 def test_an_error_event_is_a_transport_error_and_ends_the_import() -> None:
     events = [*text_stream("Once upon")[:3], error_event("overloaded_error", "Overloaded")]
     text = stream(*events) + "data: {not even json\n\nevent: message_stop\ndata: 1\n\n"
-    recording = import_recording(text)
+    recording = import_v1(text)
     assert records_of(recording) == [
         start_record(),
         text_record("Once upon"),
@@ -550,7 +563,7 @@ def test_an_error_event_is_a_transport_error_and_ends_the_import() -> None:
 
 def test_an_error_event_before_the_start_is_the_whole_response() -> None:
     text = stream(PING, error_event("api_error", "Internal server error"))
-    recording = import_recording(text, format="anthropic")
+    recording = import_v1(text, format="anthropic")
     assert records_of(recording) == [
         {"type": "transport_error", "message": "Internal server error", "code": "api_error"}
     ]
@@ -585,7 +598,7 @@ def test_a_cut_stream_is_truncated_and_keeps_what_came(cut: int) -> None:
         message_delta("tool_use"),
         MESSAGE_STOP,
     ]
-    recording = import_recording(stream(*events[:cut]))
+    recording = import_v1(stream(*events[:cut]))
     assert recording.truncated
     emitted = [
         start_record(),
@@ -602,12 +615,12 @@ def test_a_cut_stream_is_truncated_and_keeps_what_came(cut: int) -> None:
 
 def test_a_final_event_without_its_blank_line_still_counts() -> None:
     text = stream(*text_stream("Hi")).rstrip("\n")
-    recording = import_recording(text)
+    recording = import_v1(text)
     assert not recording.truncated
 
 
 def test_a_successful_recording_replays_to_its_response() -> None:
-    response = replay(import_recording(stream(*tool_stream('{"city": "Paris"}'))))
+    response = replay(import_v1(stream(*tool_stream('{"city": "Paris"}'))))
     assert response.response_id == MESSAGE_ID
     assert response.stop_reason == "toolCall"
     assert (response.usage.input_tokens, response.usage.output_tokens) == (25, 15)
@@ -669,7 +682,7 @@ def test_a_refusal_inside_multi_line_data_points_at_its_own_line() -> None:
 
 def test_a_bom_and_bytes_are_read_as_utf8() -> None:
     data = "\ufeff".encode() + stream(*text_stream("café")).encode()
-    assert records_of(import_recording(data))[1] == text_record("café")
+    assert records_of(import_v1(data))[1] == text_record("café")
 
 
 # -- class 1 and 2: JSON and vocabulary ---------------------------------------------------
@@ -677,7 +690,7 @@ def test_a_bom_and_bytes_are_read_as_utf8() -> None:
 
 def test_not_utf8_is_unreadable_without_a_position() -> None:
     with pytest.raises(RecordingError) as info:
-        import_recording(b'event: ping\ndata: {"type": "ping\xff"}\n\n')
+        import_v1(b'event: ping\ndata: {"type": "ping\xff"}\n\n')
     error = info.value
     assert (error.code, error.event_index, error.line, error.column) == (
         Code.RECORDING_UNREADABLE,
@@ -1047,19 +1060,23 @@ def test_other_stop_reasons_never_mismatch() -> None:
 def test_every_recording_imports_as_described() -> None:
     outcomes: dict[str, object] = {}
     for path in sorted(ANTHROPIC.glob("*.sse")):
-        recording = import_recording(path.read_bytes(), format="anthropic", source=str(path))
+        recording = import_v1(path.read_bytes(), format="anthropic", source=str(path))
         last = records_of(recording)[-1]
         outcomes[path.stem] = (
             "truncated" if recording.truncated else last.get("stopReason", last.get("code"))
         )
     assert outcomes == {
+        "context_window": "model_context_window_exceeded",
         "error_before_start": "api_error",
         "max_tokens": "max_tokens",
         "overloaded": "overloaded_error",
         "parallel_tool_use": "tool_call",
+        "pause_turn": "pause_turn",
         "refusal": "refusal",
         "stop_sequence": "stop",
         "text": "stop",
+        "thinking_cached": "stop",
+        "thinking_max_tokens": "max_tokens",
         "thinking_tool_use": "tool_call",
         "tool_use": "tool_call",
         "truncated": "truncated",
@@ -1070,7 +1087,7 @@ def test_every_recording_imports_as_described() -> None:
 def test_a_recording_error_names_its_source_line_and_column() -> None:
     text = stream(message_start(), text_block(0), text_delta(0, 5))
     with pytest.raises(RecordingError) as info:
-        import_recording(text, source="cassettes/chat.sse")
+        import_v1(text, source="cassettes/chat.sse")
     assert str(info.value).startswith("cassettes/chat.sse:8:")
     assert " RECORDING_MALFORMED_EVENT " in str(info.value)
 
@@ -1157,7 +1174,7 @@ _VALUE: Final = r'(?<=:)(?:"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false|null|\{\
 def _import(data: str | bytes, format: str) -> Recording | RecordingError:
     """The recording, or its error once checked to be coded and located sensibly."""
     try:
-        return import_recording(data, format=format)
+        return import_v1(data, format=format)
     except RecordingError as error:
         assert error.code in Code
         if error.line is None:
@@ -1197,8 +1214,8 @@ def test_mixed_line_endings_give_the_same_fixture(text: str, endings: list[str])
         if ending == "\n" and not line and mixed.endswith("\r"):
             ending = "\r"  # CR, then LF after nothing, would be one CRLF line break
         mixed += line + ending
-    expected = import_recording(text, format="anthropic")
-    again = import_recording(mixed + lines[-1], format="anthropic")
+    expected = import_v1(text, format="anthropic")
+    again = import_v1(mixed + lines[-1], format="anthropic")
     assert thaw(again.response) == thaw(expected.response)
     assert (again.truncated, dict(again.ignored)) == (expected.truncated, dict(expected.ignored))
 
@@ -1260,7 +1277,7 @@ def test_a_message_gives_its_blocks_in_order_as_its_stream_would(format: str) ->
         tool_use(city="Paris"),
         stop_reason="tool_use",
     )
-    recording = import_recording(body(value), format=format)
+    recording = import_v1(body(value), format=format)
     assert (recording.format, recording.truncated) == ("anthropic", False)
     assert records_of(recording) == [
         start_record(),
@@ -1274,7 +1291,7 @@ def test_a_message_gives_its_blocks_in_order_as_its_stream_would(format: str) ->
 
 def test_a_message_s_stop_sequence_is_a_stop_and_empty_text_no_record() -> None:
     value = whole(text_of(""), text_of("1, 2"), stop_reason="stop_sequence")
-    assert records_of(import_recording(body(value))) == [
+    assert records_of(import_v1(body(value))) == [
         start_record(),
         text_record("1, 2"),
         end_record("stop"),
@@ -1285,7 +1302,7 @@ def test_a_message_cut_short_drops_only_a_last_tool_use() -> None:
     value = whole(
         tool_use("toolu_a", q=1), text_of("and"), tool_use("toolu_b"), stop_reason="max_tokens"
     )
-    assert records_of(import_recording(body(value))) == [
+    assert records_of(import_v1(body(value))) == [
         start_record(),
         tool_record({"q": 1}, "toolu_a"),
         text_record("and"),
@@ -1299,7 +1316,7 @@ def test_a_message_cut_short_drops_only_a_last_tool_use() -> None:
 
 def test_an_error_body_with_the_format_named() -> None:
     text = body({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
-    assert records_of(import_recording(text, format="anthropic")) == [
+    assert records_of(import_v1(text, format="anthropic")) == [
         {"type": "transport_error", "message": "Overloaded", "code": "overloaded_error"}
     ]
     assert refused(text, format="auto").code is Code.RECORDING_UNKNOWN_FORMAT

@@ -1,4 +1,5 @@
-"""The ``anthropic`` format against the official SDK, both ways.
+"""The ``anthropic`` format against the official SDK, both ways, in schema version 1
+(version 2: ``test_vendor_anthropic_v2_sdk.py``).
 
 - Each recording in ``tests/recordings/anthropic`` is fed to ``client.messages.stream``;
   the SDK's final message must agree with the imported fixture's replay.
@@ -28,6 +29,7 @@ from course import (
     CourseModelRequest,
     CourseModelResponse,
     CourseTextDeltaChunk,
+    CourseToolCallChunk,
     FixtureProviderAdapter,
     FixtureProviderError,
     FixtureProviderErrorCode,
@@ -133,7 +135,7 @@ def course_view(chunks: Sequence[CourseModelChunk]) -> list[Item]:
     for chunk in chunks:
         if isinstance(chunk, CourseTextDeltaChunk):
             items.append(("text", chunk.text))
-        else:
+        elif isinstance(chunk, CourseToolCallChunk):
             items.append(("tool", chunk.id, chunk.name, _arguments(thaw(chunk.arguments))))
     return _merged(items)
 
@@ -159,7 +161,7 @@ RECORDING_PATHS: Final = sorted((RECORDINGS / "anthropic").glob("*.sse"))
 @pytest.mark.parametrize("path", RECORDING_PATHS, ids=lambda path: path.stem)
 def test_the_sdk_and_the_imported_fixture_agree_on_every_recording(path: Path) -> None:
     data = path.read_bytes()
-    recording = import_recording(data, format="anthropic")
+    recording = import_recording(data, format="anthropic", schema_version=1)
     played = play(cast("list[object]", records_of(recording)))
     if played.response is not None:  # a successful stream
         message = sdk_stream(data)
@@ -202,7 +204,7 @@ def test_the_sdk_keeps_a_partial_tool_input_that_course_drops() -> None:
     assert message.stop_reason == "max_tokens"
     partial = [block for block in message.content if block.type == "tool_use"]
     assert [block.input for block in partial] == [{"filename": "taxes.txt", "lines": ["# A GUIDE"]}]
-    records = records_of(import_recording(data))
+    records = records_of(import_recording(data, schema_version=1))
     assert "tool_call" not in [record["type"] for record in records]
 
 
@@ -537,7 +539,7 @@ def _meets_the_round_trip_conditions(records: list[object]) -> bool:
 def test_importing_what_the_renderer_streams_gives_back_the_records(records: list[object]) -> None:
     status, body = render(records)
     assert status == 200
-    recording = import_recording(body, format="anthropic")
+    recording = import_recording(body, format="anthropic", schema_version=1)
     assert not recording.truncated
     assert records_of(recording) == records
     assert dict(recording.ignored) == {}
@@ -546,7 +548,7 @@ def test_importing_what_the_renderer_streams_gives_back_the_records(records: lis
 def test_the_round_trip_condition_on_codes_is_needed() -> None:
     # A transport error without a code comes back with the code the wire needs.
     records = [_start(), {"type": "text_delta", "text": "x"}, _transport_error("boom", None)]
-    imported = records_of(import_recording(render(records)[1]))
+    imported = records_of(import_recording(render(records)[1], schema_version=1))
     assert imported[-1] == {"type": "transport_error", "message": "boom", "code": "api_error"}
 
 
@@ -561,13 +563,13 @@ def test_the_round_trip_condition_on_empty_text_is_needed() -> None:
             "usage": {"inputTokens": 1, "outputTokens": 2},
         },
     ]
-    imported = records_of(import_recording(render(records)[1]))
+    imported = records_of(import_recording(render(records)[1], schema_version=1))
     assert [record["type"] for record in imported] == ["response_start", "response_end"]
 
 
 def test_the_bundled_fixture_round_trips_with_usage_in_camel_case() -> None:
     for records in bundled_responses():
-        recording = import_recording(render(records)[1])
+        recording = import_recording(render(records)[1], schema_version=1)
         assert recording.format == "anthropic"
         end = cast("dict[str, object]", records[-1])
         usage = cast("dict[str, int]", end["usage"])

@@ -7,33 +7,70 @@ Everything ``course`` knows about this format lives here; its wire names stay in
 more ``message_delta`` (the stop reason and cumulative usage) and ``message_stop``, the
 terminal; ``ping`` may come anywhere, ``error`` anywhere before the terminal. Text blocks
 give text deltas; a ``tool_use`` block gives one tool call at its stop, its
-``input_json_delta`` fragments joined; every other block kind (thinking, redacted
-thinking, server tools and their results, ...) is skipped with its deltas and stop.
+``input_json_delta`` fragments joined (and kept, in version 2); every other block kind
+(server tools and their results, ...) is skipped with its deltas and stop.
+
+Version 2 (the default) keeps what version 1 skips or turns into a failure: ``thinking``
+blocks (their deltas and ``signature_delta``), ``redacted_thinking`` blocks, the model,
+``message_start``'s own usage, the cache and thinking counts, and every stop reason of the
+SPEC's table with its word (``max_tokens`` cuts the last open tool_use block into an
+incomplete call). Version 1 keeps ``SPEC-VENDORS.md``'s rules exactly.
 
 Each event is judged in the SPEC's classes: its ``type`` (vocabulary), then every key
 its handler uses, by exact type (the event alone), then its place in the stream, then
 against earlier events (malformed, stop reason mismatch, missing usage).
 
 A non-streamed ``message`` gives what its stream would: a text delta per ``text``
-block, a tool call per ``tool_use`` block, in order, then its stop reason and usage.
-A message that stopped for another reason (``max_tokens``, ...) may end in a cut block:
-a ``tool_use`` block last in it makes no tool call, as its stream would make none.
+block, a tool call per ``tool_use`` block, in order (version 2: thinking and redacted
+thinking too), then its stop reason and usage. A message that stopped for another reason
+(``max_tokens``, ...) may end in a cut block: a ``tool_use`` block last in it makes no
+tool call, as its stream would make none (version 2, at a ``max_tokens`` end: the cut
+call, as its stream would give it).
 
-**Render.** A course stream becomes ``message_start``, a ``text`` block per run of
-text deltas, a ``tool_use`` block per tool call (its whole input in one
-``input_json_delta``), ``message_delta`` and ``message_stop``.
+**Render.** A course stream becomes ``message_start`` (the fixture's model and start
+usage), a ``text`` block per run of text deltas, a ``thinking`` block per thinking block
+(one ``thinking_delta`` per delta, its ``signature_delta``), a ``redacted_thinking``
+block, a ``tool_use`` block per tool call (one ``input_json_delta`` per fragment, else
+the whole input in one; a cut call never stops), ``message_delta`` (the stop word, the
+usage in anthropic's fields) and ``message_stop``. Refusal text has no place here.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Final, NamedTuple
 
 from .._errors import FixtureProviderError
 from .._json import PlainJson, thaw
-from .._model import CourseModelChunk, CourseModelResponse, CourseTextDeltaChunk
-from ._recording import Event, PlainObject, RecordingErrorCode, Refusal, StreamImporter, quote
+from .._model import (
+    CourseIncompleteToolCallBlock,
+    CourseIncompleteToolCallChunk,
+    CourseModelChunk,
+    CourseModelResponse,
+    CourseModelUsage,
+    CourseRedactedThinkingChunk,
+    CourseRefusalBlock,
+    CourseRefusalDeltaChunk,
+    CourseTextBlock,
+    CourseTextDeltaChunk,
+    CourseThinkingBlock,
+    CourseThinkingDeltaChunk,
+    CourseThinkingSignatureChunk,
+    CourseToolCallBlock,
+    CourseToolCallChunk,
+)
+from .._stream import CourseModelStream
+from ._recording import (
+    MAX_COUNT,
+    Event,
+    Path,
+    PlainObject,
+    RecordingErrorCode,
+    Refusal,
+    StreamImporter,
+    quote,
+)
 from ._rendering import StreamRenderer, compact, error_words
 from ._sse import format_event
 
@@ -52,10 +89,39 @@ __all__ = [
 FORMAT: Final = "anthropic"
 
 _STOP: Final = frozenset({"end_turn", "stop_sequence"})
-"""Stop reasons of a normal end; ``tool_use`` is the tool-call end; any other is a failure."""
+"""Stop reasons of a normal end; ``tool_use`` is the tool-call end."""
 _TOOL_USE: Final = "tool_use"
 _TEXT: Final = "text"
 """How the importer marks an open text block."""
+_THINKING: Final = "thinking"
+_REDACTED_THINKING: Final = "redacted_thinking"
+
+_STOP_REASONS: Final[Mapping[str, str]] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_call",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "refusal",
+    "pause_turn": "pause_turn",
+}
+"""Import, version 2: each ``stop_reason`` of SPEC-V2's table and the fixture's stop
+reason it is. Any other word stays a failure with that code (version 1: every word but
+the first three)."""
+
+_STOP_WORDS: Final[Mapping[str, tuple[str, ...]]] = {
+    "stop": ("end_turn", "stop_sequence"),
+    "toolCall": ("tool_use",),
+    "length": ("max_tokens", "model_context_window_exceeded"),
+    "contentFilter": ("refusal",),
+    "refusal": ("refusal",),
+    "pauseTurn": ("pause_turn",),
+}
+"""Serve: each stop reason's words, the one sent unless the fixture gives another of them
+first (anthropic has no content filter word: it says ``refusal``)."""
+
+_CALLS: Final = ("tool_call", "tool_call_incomplete")
+"""The record types whose ``argumentFragments`` a renderer streams."""
 
 
 def detects(first: PlainObject) -> bool:
@@ -111,6 +177,27 @@ class _ToolUse:
         self.parts: list[str] = []
 
 
+class _Thinking:
+    """An open ``thinking`` block (version 2): whether its signature came, and where its
+    last ``thinking_delta`` record ends, so that a signature knows whether it follows one."""
+
+    __slots__ = ("last", "signed")
+
+    def __init__(self) -> None:
+        self.signed = False
+        self.last = -1
+        """The record count just after the block's last ``thinking_delta`` (-1: none)."""
+
+
+class _Redacted:
+    """An open ``redacted_thinking`` block (version 2): its record came at its start."""
+
+    __slots__ = ()
+
+
+_REDACTED: Final = _Redacted()
+
+
 class _WholeBlock(NamedTuple):
     """One content block of a non-streamed message, checked on its own."""
 
@@ -119,11 +206,25 @@ class _WholeBlock(NamedTuple):
     call_id: str = ""
     name: str = ""
     input: PlainObject | None = None
+    signature: str | None = None
 
 
-_Block = _ToolUse | str | None
-"""A block by index: an open tool use, ``_TEXT``, the kind of a skipped block, or
-``None`` once stopped."""
+_Block = _ToolUse | _Thinking | _Redacted | str | None
+"""A block by index: an open tool use, ``_TEXT``, an open thinking or redacted thinking
+block (version 2), the kind of a skipped block, or ``None`` once stopped."""
+
+
+class _Counts:
+    """The usage counts so far: each the last non-null value reported (``None``: never)."""
+
+    __slots__ = ("cache_read", "cache_write", "input", "output", "thinking")
+
+    def __init__(self) -> None:
+        self.input = 0
+        self.output: int | None = None
+        self.cache_read: int | None = None
+        self.cache_write: int | None = None
+        self.thinking: int | None = None
 
 
 class Importer(StreamImporter):
@@ -137,8 +238,7 @@ class Importer(StreamImporter):
         self._tool_calls = 0
         """Tool calls completed (emitted)."""
         self._stop_reason: str | None = None
-        self._input_tokens = 0
-        self._output_tokens: int | None = None
+        self._counts = _Counts()
 
     def feed(self, event: Event) -> None:
         data = event.data
@@ -168,17 +268,28 @@ class Importer(StreamImporter):
         response_id = self.identifier(message, "id", ("message",))
         usage = self.obj(message, "usage", ("message",))
         input_tokens = self.count(usage, "input_tokens", ("message", "usage"))
+        model = output_tokens = start_usage = None
+        if self.schema_version >= 2:
+            model = self.string(message, "model", ("message",), optional=True)
+            output_tokens = self._read_details(usage, ("message", "usage"))
         if self.terminal_read:
             raise self._after_terminal("message_start")
         if self.started:
             raise self.out_of_order("A second `message_start`: the message already started")
-        self._input_tokens = input_tokens  # type: ignore[assignment]
-        self.start(response_id)
+        assert input_tokens is not None  # required
+        self._counts.input = input_tokens
+        if output_tokens is not None:
+            # Version 2: the start's own usage, read alone (frameworks read it there).
+            self._counts.output = output_tokens
+            start_usage = self._usage(output_tokens, ("message", "usage"))
+        self.start(response_id, model=model, usage=start_usage)
 
     def _content_block_start(self, data: PlainObject) -> None:
         index = self._index(data)
         block = self.obj(data, "content_block", ())
         kind = self.string(block, "type", ("content_block",))
+        version2 = self.schema_version >= 2
+        text = signature = ""
         if kind == _TEXT:
             opening: _Block = _TEXT
             text = self.string(block, "text", ("content_block",))
@@ -187,6 +298,13 @@ class Importer(StreamImporter):
                 self.identifier(block, "id", ("content_block",)),
                 self.identifier(block, "name", ("content_block",)),
             )
+        elif kind == _THINKING and version2:
+            opening = _Thinking()
+            text = self.string(block, "thinking", ("content_block",))
+            signature = self.string(block, "signature", ("content_block",), optional=True) or ""
+        elif kind == _REDACTED_THINKING and version2:
+            opening = _REDACTED
+            text = self.identifier(block, "data", ("content_block",))
         else:
             opening = kind
         self._check_block_place("content_block_start")
@@ -195,6 +313,12 @@ class Importer(StreamImporter):
         self._blocks[index] = opening
         if opening is _TEXT:
             self.text(text)
+        elif type(opening) is _Thinking:
+            self._think(opening, text)
+            if signature:  # a start that carries its signature (as a whole message's does)
+                self._sign(opening, signature)
+        elif opening is _REDACTED:
+            self.redacted_thinking(text)
         elif type(opening) is not _ToolUse:
             self.ignore(f"content_block_start:{kind}")
 
@@ -216,6 +340,11 @@ class Importer(StreamImporter):
             fragment = delta.get("partial_json")  # type: ignore[assignment]
             if type(fragment) is not str:
                 self.refuse(delta, "partial_json", str, ("delta",))
+        elif self.schema_version >= 2:  # version 1 skips thinking with its deltas, unread
+            if kind == "thinking_delta":
+                text = self.string(delta, "thinking", ("delta",))
+            elif kind == "signature_delta":
+                fragment = self.identifier(delta, "signature", ("delta",))
         block = self._blocks.get(index, False)
         if block is False or block is None or self._stop_reason is not None:
             block = self._open_block(index, "content_block_delta")  # raises
@@ -236,17 +365,58 @@ class Importer(StreamImporter):
                     ("delta", "type"),
                 )
             block.parts.append(fragment)
+        elif type(block) is _Thinking:
+            self._thinking_delta(block, kind, text, fragment)
+        elif block is _REDACTED:
+            raise self.malformed(
+                f"A redacted_thinking block takes no delta, got {quote(kind)}",
+                ("delta", "type"),
+            )
         else:
             self.ignore(f"content_block_delta:{kind}")
+
+    def _thinking_delta(self, block: _Thinking, kind: str, text: str, signature: str) -> None:
+        if kind == "thinking_delta":
+            if block.signed:
+                raise self.out_of_order(
+                    "A `thinking_delta` after its thinking block's `signature_delta`: the "
+                    "signature closes the block"
+                )
+            self._think(block, text)
+        elif kind == "signature_delta":
+            if block.signed:
+                raise self.out_of_order("A second `signature_delta` in one thinking block")
+            self._sign(block, signature)
+        else:
+            raise self.malformed(
+                f"A thinking block takes `thinking_delta` or `signature_delta`, got {quote(kind)}",
+                ("delta", "type"),
+            )
+
+    def _think(self, block: _Thinking, text: str) -> None:
+        """A thinking delta of ``block``; an empty one makes no record."""
+        if text:
+            self.thinking(text)
+            block.last = len(self.records)
+
+    def _sign(self, block: _Thinking, signature: str) -> None:
+        """``block``'s signature, which signs the ``thinking_delta`` right before it: an
+        empty one first when its block's text is not the last record."""
+        if block.last != len(self.records):
+            self.thinking("")
+        self.thinking_signature(signature)
+        block.signed = True
 
     def _content_block_stop(self, data: PlainObject) -> None:
         index = self._index(data)
         block = self._open_block(index, "content_block_stop")
         self._blocks[index] = None
         if type(block) is _ToolUse:
-            self.tool_call(block.call_id, block.name, "".join(block.parts), None, index)
+            self.tool_call(
+                block.call_id, block.name, "".join(block.parts), None, index, fragments=block.parts
+            )
             self._tool_calls += 1
-        elif block is not _TEXT:
+        elif type(block) is str and block is not _TEXT:
             self.ignore(f"content_block_stop:{block}")
 
     def _message_delta(self, data: PlainObject) -> None:
@@ -255,6 +425,8 @@ class Importer(StreamImporter):
         usage = self.obj(data, "usage", ())
         output_tokens = self.count(usage, "output_tokens", ("usage",))
         input_tokens = self.count(usage, "input_tokens", ("usage",), optional=True)
+        if self.schema_version >= 2:
+            self._read_details(usage, ("usage",))
         self._check_place("message_delta")
         if reason is not None:
             if reason == _TOOL_USE and not self._tool_calls:
@@ -271,9 +443,9 @@ class Importer(StreamImporter):
                     ("delta", "stop_reason"),
                 )
             self._stop_reason = reason
-        self._output_tokens = output_tokens
+        self._counts.output = output_tokens
         if input_tokens is not None:
-            self._input_tokens = input_tokens
+            self._counts.input = input_tokens
 
     def _message_stop(self, data: PlainObject) -> None:
         self._check_place("message_stop")
@@ -282,18 +454,81 @@ class Importer(StreamImporter):
             raise self.malformed(
                 "`message_stop` before any `message_delta` carried a stop reason", None
             )
-        if reason in _STOP or reason == _TOOL_USE:
-            if any(type(block) is _ToolUse for block in self._blocks.values()):
-                raise self.malformed(
-                    "The message stopped with a tool_use block still open (no "
-                    "`content_block_stop`): its input may be partial",
-                    None,
-                )
-            output_tokens = self._output_tokens
-            usage = None if output_tokens is None else (self._input_tokens, output_tokens)
-            self.end(reason == _TOOL_USE, usage, None)
-        else:
+        complete = reason in _STOP or reason == _TOOL_USE
+        if complete and any(type(block) is _ToolUse for block in self._blocks.values()):
+            raise self.malformed(
+                "The message stopped with a tool_use block still open (no "
+                "`content_block_stop`): its input may be partial",
+                None,
+            )
+        if self.schema_version < 2:
+            if complete:
+                output_tokens = self._counts.output
+                usage = None if output_tokens is None else (self._counts.input, output_tokens)
+                self.end(reason == _TOOL_USE, usage, None)
+            else:
+                self.stopped(reason)
+            return
+        stop_reason = _STOP_REASONS.get(reason)
+        if stop_reason is None:  # a word outside the table: never a guessed end
             self.stopped(reason)
+            return
+        if stop_reason == "length":
+            self._cut_tool_calls()
+        output_tokens = self._counts.output
+        details = None if output_tokens is None else self._usage(output_tokens, None)
+        self.finish(stop_reason, details, reason, None)
+
+    def _cut_tool_calls(self) -> None:
+        """At a ``length`` end, the open tool_use blocks: the last one started is the call
+        the limit cut, its fragments kept as they came; every other one must hold a whole
+        JSON object and becomes a tool call, in ascending index, before it."""
+        open_calls = [
+            (index, block) for index, block in self._blocks.items() if type(block) is _ToolUse
+        ]
+        if not open_calls:
+            return
+        cut = open_calls.pop()[1]
+        for index, block in sorted(open_calls, key=lambda item: item[0]):
+            arguments = "".join(block.parts)
+            self.tool_call(block.call_id, block.name, arguments, None, index, fragments=block.parts)
+        self.incomplete_tool_call(cut.call_id, cut.name, cut.parts)
+
+    def _read_details(self, usage: PlainObject, path: Path) -> int | None:
+        """Version 2: the usage details of a ``message_start`` or ``message_delta`` usage
+        (each kept when not null: the last non-null value wins); its ``output_tokens``
+        when the event need not carry it (``message_start``)."""
+        counts = self._counts
+        cache_read = self.count(usage, "cache_read_input_tokens", path, optional=True)
+        cache_write = self.count(usage, "cache_creation_input_tokens", path, optional=True)
+        output_tokens = self.count(usage, "output_tokens", path, optional=True)
+        details = self.obj(usage, "output_tokens_details", path, optional=True)
+        thinking = None
+        if details is not None:
+            details_path = (*path, "output_tokens_details")
+            thinking = self.count(details, "thinking_tokens", details_path, optional=True)
+        if cache_read is not None:
+            counts.cache_read = cache_read
+        if cache_write is not None:
+            counts.cache_write = cache_write
+        if thinking is not None:
+            counts.thinking = thinking
+        return output_tokens
+
+    def _usage(self, output_tokens: int, path: Path | None) -> dict[str, int]:
+        """The fixture usage of the counts so far: anthropic's ``input_tokens`` leaves the
+        cache out, a fixture's ``inputTokens`` holds it. Refused at ``path``."""
+        counts = self._counts
+        cache_read, cache_write = counts.cache_read, counts.cache_write
+        total = counts.input + (cache_read or 0) + (cache_write or 0)
+        if total > MAX_COUNT:
+            raise self.malformed(
+                f"The usage's input tokens with the cache counts added ({total}) exceed 2**53 - 1",
+                path,
+            )
+        return self.usage_details(
+            total, output_tokens, cache_read, cache_write, counts.thinking, path=path
+        )
 
     def _ping(self, data: PlainObject) -> None:
         self.ignore("ping")
@@ -313,31 +548,38 @@ class Importer(StreamImporter):
             self._error(body)  # the error body: `{"type": "error", "error": {...}}`
             return
         # (3) the body alone
+        version2 = self.schema_version >= 2
         response_id = self.identifier(body, "id", ())
         content = self.array(body, "content", ())
         reason = self.string(body, "stop_reason", ())
         usage = self.obj(body, "usage", ())
         input_tokens = self.count(usage, "input_tokens", ("usage",))
         output_tokens = self.count(usage, "output_tokens", ("usage",))
+        model = None
+        if version2:
+            model = self.string(body, "model", (), optional=True)
+            self._read_details(usage, ("usage",))
         blocks = [self._whole_block(block, n) for n, block in enumerate(content)]
+        assert input_tokens is not None and output_tokens is not None  # both required
         # (5) what its stream would give, in its order
-        self.start(response_id)
+        self.start(response_id, model=model)
+        stop_reason = _STOP_REASONS.get(reason) if version2 else None
         complete = reason in _STOP or reason == _TOOL_USE
         for index, block in enumerate(blocks):
+            last = index == len(blocks) - 1
             if block.kind == _TEXT:
                 self.text(block.text)
-            elif block.kind != _TOOL_USE:
-                self.ignore(f"content:{block.kind}")
-            elif complete or index < len(blocks) - 1:
-                path = ("content", index, "input")
-                arguments = json.dumps(block.input)
-                self.tool_call(block.call_id, block.name, arguments, path, index)
-                self._tool_calls += 1
+            elif block.kind == _TOOL_USE:
+                self._whole_tool_use(block, index, complete, stop_reason, last=last)
+            elif block.kind == _THINKING and version2:
+                thinking = _Thinking()
+                self._think(thinking, block.text)
+                if block.signature:
+                    self._sign(thinking, block.signature)
+            elif block.kind == _REDACTED_THINKING and version2:
+                self.redacted_thinking(block.text)
             else:
-                self.ignore("content:tool_use")  # last in a message cut short: maybe cut
-        if not complete:
-            self.stopped(reason)
-            return
+                self.ignore(f"content:{block.kind}")
         if reason == _TOOL_USE and not self._tool_calls:
             raise Refusal(
                 RecordingErrorCode.RECORDING_STOP_REASON_MISMATCH,
@@ -351,8 +593,42 @@ class Importer(StreamImporter):
                 "tool_use block(s) (expected `tool_use`)",
                 ("stop_reason",),
             )
-        assert input_tokens is not None and output_tokens is not None  # both required
-        self.end(reason == _TOOL_USE, (input_tokens, output_tokens), ())
+        if not version2:
+            if complete:
+                self.end(reason == _TOOL_USE, (input_tokens, output_tokens), ())
+            else:
+                self.stopped(reason)
+            return
+        if stop_reason is None:
+            self.stopped(reason)
+            return
+        self._counts.input = input_tokens
+        details = self._usage(output_tokens, ("usage",))
+        self.finish(stop_reason, details, reason, ())
+
+    def _whole_tool_use(
+        self,
+        block: _WholeBlock,
+        index: int,
+        complete: bool,
+        stop_reason: str | None,
+        *,
+        last: bool,
+    ) -> None:
+        """A message's tool_use block: a tool call, but for the last block of a message
+        cut short, which may be cut: at a ``length`` end (version 2) the cut call, with
+        its input as the one fragment received; at another end, no record."""
+        if last and not complete:
+            if stop_reason == "length":
+                fragment = json.dumps(block.input, ensure_ascii=False, separators=(",", ":"))
+                self.incomplete_tool_call(block.call_id, block.name, [fragment])
+            else:
+                self.ignore("content:tool_use")
+            return
+        path = ("content", index, "input")
+        arguments = json.dumps(block.input)
+        self.tool_call(block.call_id, block.name, arguments, path, index)
+        self._tool_calls += 1
 
     def _whole_block(self, block: PlainJson, index: int) -> _WholeBlock:
         """Content block ``index`` of a message, checked on its own (class 3)."""
@@ -369,6 +645,15 @@ class Importer(StreamImporter):
                 name=self.identifier(block, "name", path),
                 input=self.obj(block, "input", path),
             )
+        if self.schema_version >= 2:
+            if kind == _THINKING:
+                return _WholeBlock(
+                    kind,
+                    text=self.string(block, "thinking", path),
+                    signature=self.string(block, "signature", path, optional=True),
+                )
+            if kind == _REDACTED_THINKING:
+                return _WholeBlock(kind, text=self.identifier(block, "data", path))
         return _WholeBlock(kind)
 
     # -- place --------------------------------------------------------------------------------
@@ -433,14 +718,32 @@ def _event(payload: PlainObject) -> str:
 
 
 def _stop_reason(response: CourseModelResponse) -> str:
-    return _TOOL_USE if response.stop_reason == "toolCall" else "end_turn"
+    """The ``stop_reason`` of a response's end: the fixture's provider word when it is one
+    of its end's words, else the end's own word."""
+    words = _STOP_WORDS[response.stop_reason]
+    provider = response.provider_stop_reason
+    return provider if provider in words else words[0]
 
 
-def _usage(response: CourseModelResponse) -> PlainObject:
-    return {
-        "input_tokens": response.usage.input_tokens,
-        "output_tokens": response.usage.output_tokens,
+def _usage(usage: CourseModelUsage) -> PlainObject:
+    """A course usage in anthropic's fields: ``input_tokens`` leaves the cache counts out
+    (a fixture's ``inputTokens`` holds them); details only where the fixture has them."""
+    cache_read, cache_write = usage.cache_read_tokens, usage.cache_write_tokens
+    counts: PlainObject = {
+        "input_tokens": usage.input_tokens - (cache_read or 0) - (cache_write or 0)
     }
+    if cache_write is not None:
+        counts["cache_creation_input_tokens"] = cache_write
+    if cache_read is not None:
+        counts["cache_read_input_tokens"] = cache_read
+    counts["output_tokens"] = usage.output_tokens
+    if usage.reasoning_tokens is not None:
+        counts["output_tokens_details"] = {"thinking_tokens": usage.reasoning_tokens}
+    return counts
+
+
+_NO_USAGE: Final[PlainObject] = {"input_tokens": 0, "output_tokens": 0}
+"""``message_start``'s usage when the fixture reports none at the start."""
 
 
 class Renderer(StreamRenderer):
@@ -452,9 +755,24 @@ class Renderer(StreamRenderer):
         super().__init__(model, request)
         self._blocks = 0
         """Content blocks started so far: the next block's index."""
-        self._text_open = False
+        self._open = ""
+        """The kind of the block left open for more deltas (``text``, ``thinking``), or
+        ``""``."""
+        self._thinking_at = -1
+        """The course content index of the open thinking block."""
+        self._stream: CourseModelStream | None = None
+        self._fragments: dict[str, tuple[str, ...]] | None = None
+
+    def follow(self, stream: CourseModelStream) -> None:
+        """Render ``stream``, whose records hold its calls' ``argumentFragments`` (its
+        chunks carry only the whole arguments). Without it, each call's arguments go in
+        one delta."""
+        self._stream = stream
 
     def open(self, response_id: str) -> str:
+        # The server has set ``model`` (the fixture's, else the request's) and
+        # ``start_usage`` (version 2) by now.
+        start_usage = self.start_usage
         message: PlainObject = {
             "id": response_id,
             "type": "message",
@@ -463,31 +781,49 @@ class Renderer(StreamRenderer):
             "content": [],
             "stop_reason": None,
             "stop_sequence": None,
-            "usage": {"input_tokens": 0, "output_tokens": 0},
+            "usage": dict(_NO_USAGE) if start_usage is None else _usage(start_usage),
         }
         return _event({"type": "message_start", "message": message})
 
     def chunk(self, chunk: CourseModelChunk) -> str:
-        if isinstance(chunk, CourseTextDeltaChunk):
-            head = "" if self._text_open else self._start_block({"type": "text", "text": ""})
-            self._text_open = True
-            delta: PlainObject = {"type": "text_delta", "text": chunk.text}
-            return head + self._delta(delta)
-        head = self._close_text()
-        block: PlainObject = {"type": "tool_use", "id": chunk.id, "name": chunk.name, "input": {}}
-        arguments = compact(thaw(chunk.arguments))
-        return (
-            head
-            + self._start_block(block)
-            + self._delta({"type": "input_json_delta", "partial_json": arguments})
-            + self._stop_block()
-        )
+        if type(chunk) is CourseTextDeltaChunk:
+            head = ""
+            if self._open != _TEXT:
+                head = self._close() + self._start_block({"type": "text", "text": ""})
+                self._open = _TEXT
+            return head + self._delta({"type": "text_delta", "text": chunk.text})
+        if type(chunk) is CourseThinkingDeltaChunk:
+            head = ""
+            if self._open != _THINKING or self._thinking_at != chunk.content_index:
+                block: PlainObject = {"type": "thinking", "thinking": "", "signature": ""}
+                head = self._close() + self._start_block(block)
+                self._open, self._thinking_at = _THINKING, chunk.content_index
+            return head + self._delta({"type": "thinking_delta", "thinking": chunk.text})
+        if type(chunk) is CourseThinkingSignatureChunk:
+            # It comes right after a thinking delta of its block, which is open.
+            signature = self._delta({"type": "signature_delta", "signature": chunk.signature})
+            return signature + self._close()
+        if type(chunk) is CourseRedactedThinkingChunk:
+            block = {"type": "redacted_thinking", "data": chunk.data}
+            return self._close() + self._start_block(block) + self._stop_block()
+        if type(chunk) is CourseRefusalDeltaChunk:
+            return ""  # anthropic has no refusal text: the end's `refusal` says it
+        if type(chunk) is CourseIncompleteToolCallChunk:
+            fragments = self._fragments_of(chunk.id, chunk.arguments_text)
+            # A call the limit cut: its deltas, and never its stop.
+            text = self._close() + self._tool_use(chunk.id, chunk.name, fragments)
+            self._blocks += 1
+            return text
+        assert type(chunk) is CourseToolCallChunk
+        fragments = self._fragments_of(chunk.id, None) or (compact(thaw(chunk.arguments)),)
+        return self._close() + self._tool_use(chunk.id, chunk.name, fragments) + self._stop_block()
 
     def complete(self, response: CourseModelResponse) -> str:
         delta: PlainObject = {"stop_reason": _stop_reason(response), "stop_sequence": None}
+        usage = _usage(response.usage)
         return (
-            self._close_text()
-            + _event({"type": "message_delta", "delta": delta, "usage": _usage(response)})
+            self._close()
+            + _event({"type": "message_delta", "delta": delta, "usage": usage})
             + _event({"type": "message_stop"})
         )
 
@@ -498,27 +834,36 @@ class Renderer(StreamRenderer):
         content: list[PlainJson] = []
         text: list[str] = []  # a run of text deltas becomes one text block, as when streamed
         for block in response.message.content:
-            if block.type == "text":
+            if isinstance(block, CourseTextBlock):
                 text.append(block.text)
+                continue
+            if isinstance(block, CourseRefusalBlock | CourseIncompleteToolCallBlock):
+                # Left out, as when streamed; a message has no way to say a call was cut.
                 continue
             if text:
                 content.append({"type": "text", "text": "".join(text)})
                 text = []
-            arguments = thaw(block.arguments)
-            content.append(
-                {"type": "tool_use", "id": block.id, "name": block.name, "input": arguments}
-            )
+            if isinstance(block, CourseToolCallBlock):
+                arguments = thaw(block.arguments)
+                content.append(
+                    {"type": "tool_use", "id": block.id, "name": block.name, "input": arguments}
+                )
+            elif isinstance(block, CourseThinkingBlock):
+                signature = block.signature or ""
+                content.append({"type": "thinking", "thinking": block.text, "signature": signature})
+            else:
+                content.append({"type": "redacted_thinking", "data": block.data})
         if text:
             content.append({"type": "text", "text": "".join(text)})
         return {
             "id": response.response_id,
             "type": "message",
             "role": "assistant",
-            "model": self.model,
+            "model": self.model if response.model is None else response.model,
             "content": content,
             "stop_reason": _stop_reason(response),
             "stop_sequence": None,
-            "usage": _usage(response),
+            "usage": _usage(response.usage),
         }
 
     @staticmethod
@@ -528,7 +873,32 @@ class Renderer(StreamRenderer):
         body: PlainObject = {"type": "api_error" if code is None else code, "message": message}
         return {"type": "error", "error": body}
 
+    # -- what the chunks do not carry ----------------------------------------------------------
+
+    def _fragments_of(self, call_id: str, joined: str | None) -> tuple[str, ...]:
+        """The call's ``argumentFragments``, read from the fixture's records: a chunk has
+        only the whole arguments. ``()`` when the records are not at hand (an async source)
+        or the call has none, but for a cut call (``joined``: its text), whose fragments
+        are then that text, in one piece."""
+        fragments = self._fragments
+        if fragments is None:
+            stream = self._stream
+            fragments = self._fragments = _fragments(() if stream is None else stream._records)
+        found = fragments.get(call_id)
+        if joined is None:
+            return () if found is None else found
+        if found is None or "".join(found) != joined:
+            return (joined,) if joined else ()
+        return found
+
     # -- blocks -------------------------------------------------------------------------------
+
+    def _tool_use(self, call_id: str, name: str, fragments: tuple[str, ...]) -> str:
+        """A tool_use block's start and one ``input_json_delta`` per fragment."""
+        block: PlainObject = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
+        return self._start_block(block) + "".join(
+            [self._delta({"type": "input_json_delta", "partial_json": part}) for part in fragments]
+        )
 
     def _start_block(self, block: PlainObject) -> str:
         return _event(
@@ -543,8 +913,27 @@ class Renderer(StreamRenderer):
         self._blocks += 1
         return _event({"type": "content_block_stop", "index": index})
 
-    def _close_text(self) -> str:
-        if not self._text_open:
+    def _close(self) -> str:
+        """Stop the text or thinking block left open, if any."""
+        if not self._open:
             return ""
-        self._text_open = False
+        self._open = ""
         return self._stop_block()
+
+
+def _fragments(records: tuple[object, ...]) -> dict[str, tuple[str, ...]]:
+    """Each tool call's fragments by call id, from one response's records (the first
+    record with an id wins: the parser refuses a later one before it streams)."""
+    found: dict[str, tuple[str, ...]] = {}
+    for record in records:
+        if not isinstance(record, Mapping) or record.get("type") not in _CALLS:
+            continue
+        call_id, fragments = record.get("id"), record.get("argumentFragments")
+        if type(call_id) is not str or call_id in found:
+            continue
+        # The first record with an id is the one that streams, fragments or none.
+        if isinstance(fragments, tuple | list) and all(type(part) is str for part in fragments):
+            found[call_id] = tuple(fragments)
+        else:
+            found[call_id] = ()
+    return found

@@ -29,11 +29,23 @@ with ``choices: []``, then ``[DONE]``; a failure is ``{"error": ...}`` then ``[D
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from typing import Final, NamedTuple
 
 from .._errors import FixtureProviderError
 from .._json import PlainJson, thaw
-from .._model import CourseModelChunk, CourseModelResponse, CourseTextBlock, CourseTextDeltaChunk
+from .._model import (
+    CourseIncompleteToolCallBlock,
+    CourseIncompleteToolCallChunk,
+    CourseModelChunk,
+    CourseModelResponse,
+    CourseRefusalBlock,
+    CourseRefusalDeltaChunk,
+    CourseTextBlock,
+    CourseTextDeltaChunk,
+    CourseToolCallBlock,
+    CourseToolCallChunk,
+)
 from ._recording import (
     Event,
     Path,
@@ -69,6 +81,9 @@ _CONTENT_KEYS: Final = ("content", "refusal", "tool_calls", "function_call")
 """Delta keys that carry content: an annotation has none of them."""
 _COMPLETING: Final = frozenset({"stop", "tool_calls"})
 """Finish reasons at which the tool calls are complete."""
+_STOP_REASONS: Final[Mapping[str, str]] = {"length": "length", "content_filter": "content_filter"}
+"""Version 2: the other finish reasons SPEC-V2's table knows, and the stop reason each
+reads as; any other word stays a ``transport_error``."""
 _SKIPPED_DELTA_KEYS: Final = ("reasoning_content", "reasoning", "audio")
 """Delta parts a fixture has no place for (gateways' reasoning text, audio), counted."""
 
@@ -163,6 +178,18 @@ class _ToolCall:
         self.id = call_id
         self.name = name
         self.arguments: list[str] = []
+        """Every ``function.arguments`` string present, empty ones too (version 2 keeps
+        them as ``argumentFragments``)."""
+
+
+class _Counts(NamedTuple):
+    """One chunk's usage: the two counts, and the details version 2 reads."""
+
+    prompt: int
+    completion: int
+    cache_read: int | None = None
+    cache_write: int | None = None
+    reasoning: int | None = None
 
 
 class Importer(StreamImporter):
@@ -175,7 +202,9 @@ class Importer(StreamImporter):
         self._calls: dict[int, _ToolCall] = {}
         self._finish: str | None = None
         self._refusal: list[str] = []
-        self._usage: Usage | None = None
+        self._usage: _Counts | None = None
+        self._model_known = False
+        """Version 2: the start has its model (the first non-empty chunk ``model``)."""
 
     def feed(self, event: Event) -> None:
         data = event.data
@@ -210,6 +239,13 @@ class Importer(StreamImporter):
         if type(choices) is not list:
             self.refuse(data, "choices", list, ())
         counts = None if data.get("usage") is None else self._usage_of(data)
+        model: str | None = None
+        if self.schema_version >= 2:
+            given = data.get("model")
+            if given is not None:
+                if type(given) is not str:
+                    self.refuse(data, "model", str, ())
+                model = given
         if name:
             self._check_name(data, name)
         choice = None
@@ -232,13 +268,17 @@ class Importer(StreamImporter):
             self._after_finish(choice, self._finish)
         # (5) against earlier events
         if not self.started:
-            self.start(chunk_id)
+            self.start(chunk_id, model=model)
+            self._model_known = bool(model)
         elif chunk_id != self.response_id:
             raise self.malformed(
                 f"The chunk's id {quote(chunk_id)} differs from the stream's "
                 f"{quote(self.response_id)}",
                 ("id",),
             )
+        elif model and not self._model_known:  # Azure's first chunks may name none
+            self.model(model)
+            self._model_known = True
         if counts is not None:
             self._usage = counts
         if choice is not None:
@@ -311,12 +351,39 @@ class Importer(StreamImporter):
         finish = self._finish
         if finish is None:
             raise self.malformed("[DONE] came before any finish_reason", None)
-        if self._refusal:
+        if self.schema_version >= 2:
+            refused = bool(self._refusal)
+            if finish == "length" and not refused:
+                self._cut(self._calls)
+            self._end(finish, self._usage, bool(self._calls), refused, None)
+        elif self._refusal:
             self.refused("".join(self._refusal))
         elif finish in _COMPLETING:
-            self.end(bool(self._calls), self._usage, None)
+            usage = self._usage
+            self.end(bool(self._calls), None if usage is None else usage[:2], None)
         else:
             self.stopped(finish)
+
+    def _end(
+        self, finish: str, counts: _Counts | None, calls: bool, refused: bool, path: Path | None
+    ) -> None:
+        """Version 2's end: the stop reason of ``finish`` (refusal text makes it
+        ``refusal``), the finish reason its provider word; a word outside SPEC-V2's table
+        stays a ``transport_error`` with that code. ``path`` locates a usage refused."""
+        if refused:
+            stop_reason = "refusal"
+        elif finish in _COMPLETING:
+            stop_reason = "tool_call" if calls else "stop"
+        else:
+            read = _STOP_REASONS.get(finish)
+            if read is None:
+                self.stopped(finish)
+                return
+            stop_reason = read
+        usage = None
+        if counts is not None:
+            usage = self.usage_details(*counts, path=path)
+        self.finish(stop_reason, usage, finish, path)
 
     # -- class 3: one event's parts ----------------------------------------------------------
 
@@ -326,13 +393,27 @@ class Importer(StreamImporter):
         if kind is not None and kind != name:
             raise self.misnamed(name, kind)
 
-    def _usage_of(self, data: PlainObject) -> Usage:
+    def _usage_of(self, data: PlainObject) -> _Counts:
         usage = data["usage"]
         if type(usage) is not dict:
             self.refuse(data, "usage", dict, ())
-        prompt = self.count(usage, "prompt_tokens", ("usage",))
-        completion = self.count(usage, "completion_tokens", ("usage",))
-        return (prompt, completion)  # type: ignore[return-value]  # required counts are ints
+        path: Path = ("usage",)
+        prompt = self.count(usage, "prompt_tokens", path)
+        completion = self.count(usage, "completion_tokens", path)
+        assert prompt is not None and completion is not None  # required counts
+        if self.schema_version < 2:
+            return _Counts(prompt, completion)
+        cache_read = cache_write = reasoning = None
+        details = self.obj(usage, "prompt_tokens_details", path, optional=True)
+        if details is not None:
+            details_path: Path = (*path, "prompt_tokens_details")
+            cache_read = self.count(details, "cached_tokens", details_path, optional=True)
+            cache_write = self.count(details, "cache_write_tokens", details_path, optional=True)
+        details = self.obj(usage, "completion_tokens_details", path, optional=True)
+        if details is not None:
+            details_path = (*path, "completion_tokens_details")
+            reasoning = self.count(details, "reasoning_tokens", details_path, optional=True)
+        return _Counts(prompt, completion, cache_read, cache_write, reasoning)
 
     def _choice(self, item: PlainJson, position: int) -> _Choice:
         path: Path = ("choices", position)
@@ -400,6 +481,7 @@ class Importer(StreamImporter):
             self.text(choice.content)
         if choice.refusal:
             self._refusal.append(choice.refusal)
+            self.refusal(choice.refusal)
         finish = choice.finish
         if finish is None or self._finish is not None:
             return  # no finish, or the same one repeated (gateways repeat it beside usage)
@@ -409,11 +491,13 @@ class Importer(StreamImporter):
         """The stream's finish reason, at ``path``: the tool calls complete, or never."""
         self._finish = finish
         if finish not in _COMPLETING:
-            return  # the tool calls never complete
+            return  # the tool calls never complete (version 2: a `length` cuts them at [DONE])
         for index in sorted(self._calls):
             call = self._calls[index]
             # Arguments came in earlier events: a refusal points at this event as a whole.
-            self.tool_call(call.id, call.name, "".join(call.arguments), None, index)
+            self.tool_call(
+                call.id, call.name, "".join(call.arguments), None, index, fragments=call.arguments
+            )
         if finish == "tool_calls" and not self._calls:
             raise Refusal(
                 _Code.RECORDING_STOP_REASON_MISMATCH,
@@ -448,8 +532,22 @@ class Importer(StreamImporter):
                     f"{quote(call.name)} to {quote(fragment.name)}",
                     (*fragment.path, "function", "name"),
                 )
-        if fragment.arguments:
+        if fragment.arguments is not None:
             call.arguments.append(fragment.arguments)
+
+    def _cut(self, calls: Mapping[int, _ToolCall]) -> None:
+        """A ``length`` end (version 2), at ``[DONE]``: every call but the last (the
+        highest index) complete, in ascending index, then the last one cut."""
+        if not calls:
+            return
+        *complete, last = sorted(calls)
+        for index in complete:
+            call = calls[index]
+            self.tool_call(
+                call.id, call.name, "".join(call.arguments), None, index, fragments=call.arguments
+            )
+        cut = calls[last]
+        self.incomplete_tool_call(cut.id, cut.name, cut.arguments)
 
     # -- a non-streamed answer -----------------------------------------------------------
 
@@ -459,6 +557,9 @@ class Importer(StreamImporter):
             return
         # (3) the body alone
         response_id = self.identifier(body, "id", ())
+        model = None
+        if self.schema_version >= 2:
+            model = self.string(body, "model", (), optional=True)
         choices = self.array(body, "choices", ())
         usage = None if body.get("usage") is None else self._usage_of(body)
         read = [self._whole_choice(item, ("choices", n)) for n, item in enumerate(choices)]
@@ -476,26 +577,46 @@ class Importer(StreamImporter):
             if call.custom:
                 raise _custom_tool_call((*call.path, "type"))
         # (5) what its stream would give, in its order
-        self.start(response_id)
+        self.start(response_id, model=model)
         self.text(choice.choice.content or "")
+        refusal = choice.choice.refusal
+        if refusal:
+            self.refusal(refusal)
         finish = choice.choice.finish
         assert finish is not None  # a whole choice's finish reason is required
         if finish in _COMPLETING:
             for number, call in enumerate(choice.calls):
                 arguments = (*call.path, "function", "arguments")
-                self.tool_call(call.id, call.name, call.arguments, arguments, number)
+                self.tool_call(call.id, call.name, call.arguments or "", arguments, number)
             if finish == "tool_calls" and not choice.calls:
                 raise Refusal(
                     _Code.RECORDING_STOP_REASON_MISMATCH,
                     "The finish reason is tool_calls but the message has no tool call",
                     (*choice.choice.path, "finish_reason"),
                 )
-        if choice.choice.refusal:
-            self.refused(choice.choice.refusal)
+        elif finish == "length" and self.schema_version >= 2 and not refusal:
+            self._cut_whole(choice.calls)
+        if self.schema_version >= 2:
+            self._end(finish, usage, bool(choice.calls), bool(refusal), ())
+        elif refusal:
+            self.refused(refusal)
         elif finish in _COMPLETING:
-            self.end(bool(choice.calls), usage, ())
+            self.end(bool(choice.calls), None if usage is None else usage[:2], ())
         else:
             self.stopped(finish)
+
+    def _cut_whole(self, calls: tuple[_WholeCall, ...]) -> None:
+        """A whole message cut by the token limit (version 2), as its stream would give:
+        every call but the last complete, the last one cut."""
+        if not calls:
+            return
+        *complete, cut = calls
+        for number, call in enumerate(complete):
+            arguments = (*call.path, "function", "arguments")
+            self.tool_call(call.id, call.name, call.arguments or "", arguments, number)
+        # Its arguments are the one fragment a stream would have sent, if any.
+        fragments = [] if cut.arguments is None else [cut.arguments]
+        self.incomplete_tool_call(cut.id, cut.name, fragments)
 
     def _whole_choice(self, item: PlainJson, path: Path) -> _WholeChoice:
         """One choice of a ``chat.completion``, checked on its own (class 3)."""
@@ -530,13 +651,13 @@ class Importer(StreamImporter):
             raise self.mistyped(call, dict, path)
         call_id = self.identifier(call, "id", path)
         if self.string(call, "type", path, optional=True) == "custom":
-            return _WholeCall(call_id, "", "", True, path)
+            return _WholeCall(call_id, "", None, True, path)
         function = self.obj(call, "function", path)
         function_path: Path = (*path, "function")
         name = self.identifier(function, "name", function_path)
         # Optional, as a stream's fragments are: a gateway leaves it out of a call without
         # arguments, which is `{}`, as its stream would give.
-        arguments = self.string(function, "arguments", function_path, optional=True) or ""
+        arguments = self.string(function, "arguments", function_path, optional=True)
         return _WholeCall(call_id, name, arguments, False, path)
 
 
@@ -545,7 +666,8 @@ class _WholeCall(NamedTuple):
 
     id: str
     name: str
-    arguments: str
+    arguments: str | None
+    """The arguments text, ``None`` when the body has none (``{}``)."""
     custom: bool
     """A custom tool call (free-form input), which a fixture cannot hold."""
     path: Path
@@ -629,18 +751,43 @@ def _custom_tool_call(path: Path) -> Refusal:
 
 _DONE_EVENT: Final = format_event("[DONE]")
 
+_FINISH_WORDS: Final[Mapping[str, tuple[str, ...]]] = {
+    "stop": ("stop",),
+    "toolCall": ("tool_calls", "stop"),
+    "length": ("length",),
+    "contentFilter": ("content_filter",),
+    "refusal": ("stop",),
+    "pauseTurn": ("stop",),
+}
+"""Each stop reason's ``finish_reason`` words (SPEC-V2's table), the one sent first:
+the fixture's ``providerStopReason`` is sent instead when it is one of them. Chat has no
+word for a refusal (its text is in ``delta.refusal``) nor for a paused turn."""
+
 
 def _finish_reason(response: CourseModelResponse) -> str:
-    return "tool_calls" if response.stop_reason == "toolCall" else "stop"
+    words = _FINISH_WORDS[response.stop_reason]
+    provider_word = response.provider_stop_reason
+    return provider_word if provider_word in words else words[0]
 
 
 def _usage(response: CourseModelResponse) -> PlainObject:
+    """The usage in Chat's fields: the details only where the fixture has them."""
     usage = response.usage
-    return {
+    plain: PlainObject = {
         "prompt_tokens": usage.input_tokens,
         "completion_tokens": usage.output_tokens,
         "total_tokens": usage.input_tokens + usage.output_tokens,
     }
+    prompt: PlainObject = {}
+    if usage.cache_read_tokens is not None:
+        prompt["cached_tokens"] = usage.cache_read_tokens
+    if usage.cache_write_tokens is not None:
+        prompt["cache_write_tokens"] = usage.cache_write_tokens
+    if prompt:
+        plain["prompt_tokens_details"] = prompt
+    if usage.reasoning_tokens is not None:
+        plain["completion_tokens_details"] = {"reasoning_tokens": usage.reasoning_tokens}
+    return plain
 
 
 def _includes_usage(request: PlainObject) -> bool:
@@ -652,10 +799,11 @@ def _includes_usage(request: PlainObject) -> bool:
 class Renderer(StreamRenderer):
     """Renders a stream as openai-chat chunks, as OpenAI sends them.
 
-    The opening chunk (the role) waits for the first record: its ``content`` is
-    ``null`` when a tool call comes first, else ``""``. The usage chunk comes only when
-    the request's ``stream_options.include_usage`` is true; every other chunk then has
-    ``usage: null``.
+    The opening chunk (the role) waits for the first record this format renders: its
+    ``content`` is ``null`` when a tool call comes first, and when a refusal does (with
+    ``refusal: ""``, as OpenAI opens a refusal), else ``""``. Thinking has no place in
+    Chat's wire and is left out. The usage chunk comes only when the request's
+    ``stream_options.include_usage`` is true; every other chunk then has ``usage: null``.
     """
 
     format = FORMAT
@@ -675,15 +823,19 @@ class Renderer(StreamRenderer):
     def chunk(self, chunk: CourseModelChunk) -> str:
         if isinstance(chunk, CourseTextDeltaChunk):
             return self._opening("") + self._chunk({"content": chunk.text})
-        index = self._tool_calls
-        self._tool_calls += 1
-        fragment: PlainObject = {
-            "index": index,
-            "id": chunk.id,
-            "type": "function",
-            "function": {"name": chunk.name, "arguments": compact(thaw(chunk.arguments))},
-        }
-        return self._opening(None) + self._chunk({"tool_calls": [fragment]})
+        if isinstance(chunk, CourseRefusalDeltaChunk):
+            return self._opening(None, refusal=True) + self._chunk({"refusal": chunk.text})
+        if isinstance(chunk, CourseToolCallChunk):
+            fragments = self._fragments_of(chunk)
+            if fragments is None:
+                fragments = (compact(thaw(chunk.arguments)),)
+            return self._call(chunk.id, chunk.name, fragments)
+        if isinstance(chunk, CourseIncompleteToolCallChunk):
+            fragments = self._fragments_of(chunk)
+            if fragments is None:
+                fragments = (chunk.arguments_text,)
+            return self._call(chunk.id, chunk.name, fragments)
+        return ""  # thinking, its signature, redacted thinking: Chat has no place for them
 
     def complete(self, response: CourseModelResponse) -> str:
         text = self._opening("") + self._chunk({}, _finish_reason(response))
@@ -695,29 +847,32 @@ class Renderer(StreamRenderer):
         return text + _DONE_EVENT
 
     def fail(self, error: FixtureProviderError) -> str:
-        return format_event(compact(self.error_body(error))) + _DONE_EVENT
+        # Version 2 begins streaming at the start: a failure before any record still
+        # follows the role chunk, so the answer's id comes before its error.
+        opening = self._opening("") if self._response_id else ""
+        return opening + format_event(compact(self.error_body(error))) + _DONE_EVENT
 
     def whole(self, response: CourseModelResponse) -> PlainObject:
         texts: list[str] = []
+        refusals: list[str] = []
         tool_calls: list[PlainJson] = []
         for block in response.message.content:
             if isinstance(block, CourseTextBlock):
                 texts.append(block.text)
-            else:
+            elif isinstance(block, CourseRefusalBlock):
+                refusals.append(block.text)
+            elif isinstance(block, (CourseToolCallBlock, CourseIncompleteToolCallBlock)):
                 tool_calls.append(
                     {
                         "id": block.id,
                         "type": "function",
-                        "function": {
-                            "name": block.name,
-                            "arguments": compact(thaw(block.arguments)),
-                        },
+                        "function": {"name": block.name, "arguments": self._arguments_text(block)},
                     }
                 )
         message: PlainObject = {
             "role": "assistant",
             "content": "".join(texts) if texts else None,
-            "refusal": None,
+            "refusal": "".join(refusals) if refusals else None,
         }
         if tool_calls:
             message["tool_calls"] = tool_calls
@@ -742,12 +897,49 @@ class Renderer(StreamRenderer):
         code, message = error_words(error)
         return {"error": {"message": message, "type": code, "code": code}}
 
-    def _opening(self, content: str | None) -> str:
+    def _fragments_of(
+        self, call: CourseToolCallChunk | CourseIncompleteToolCallChunk | CourseToolCallBlock
+    ) -> Sequence[str] | None:
+        """The call's ``argumentFragments`` as the fixture has them, else ``None``."""
+        return None if self.stream is None else self.stream._argument_fragments(call.id)
+
+    def _arguments_text(self, block: CourseToolCallBlock | CourseIncompleteToolCallBlock) -> str:
+        """A call's whole arguments text: its fragments joined (a cut call's always),
+        else compact JSON."""
+        if isinstance(block, CourseIncompleteToolCallBlock):
+            return block.arguments_text
+        fragments = self._fragments_of(block)
+        return compact(thaw(block.arguments)) if fragments is None else "".join(fragments)
+
+    def _call(self, call_id: str, name: str, fragments: Sequence[str]) -> str:
+        """A tool call as OpenAI streams it: the first chunk names it and carries the
+        first fragment, each later fragment is a chunk of its own."""
+        index = self._tool_calls
+        self._tool_calls += 1
+        function: PlainObject = {"name": name}
+        if fragments:
+            function["arguments"] = fragments[0]
+        first: PlainObject = {
+            "index": index,
+            "id": call_id,
+            "type": "function",
+            "function": function,
+        }
+        text = self._opening(None) + self._chunk({"tool_calls": [first]})
+        for fragment in fragments[1:]:
+            later: PlainObject = {"index": index, "function": {"arguments": fragment}}
+            text += self._chunk({"tool_calls": [later]})
+        return text
+
+    def _opening(self, content: str | None, *, refusal: bool = False) -> str:
         """The role chunk, before the first record only."""
         if self._opened:
             return ""
         self._opened = True
-        return self._chunk({"role": "assistant", "content": content})
+        delta: PlainObject = {"role": "assistant", "content": content}
+        if refusal:
+            delta["refusal"] = ""
+        return self._chunk(delta)
 
     def _head(self) -> PlainObject:
         return {

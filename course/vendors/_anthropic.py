@@ -794,13 +794,13 @@ class Renderer(StreamRenderer):
     def chunk(self, chunk: CourseModelChunk) -> str:
         if type(chunk) is CourseTextDeltaChunk:
             head = ""
-            if self._open != _TEXT:
+            if self._open is not _TEXT:
                 head = self._close() + self._start_block({"type": "text", "text": ""})
                 self._open = _TEXT
             return head + self._delta({"type": "text_delta", "text": chunk.text})
         if type(chunk) is CourseThinkingDeltaChunk:
             head = ""
-            if self._open != _THINKING or self._thinking_at != chunk.content_index:
+            if self._open is not _THINKING or self._thinking_at != chunk.content_index:
                 block: PlainObject = {"type": "thinking", "thinking": "", "signature": ""}
                 head = self._close() + self._start_block(block)
                 self._open, self._thinking_at = _THINKING, chunk.content_index
@@ -844,7 +844,8 @@ class Renderer(StreamRenderer):
                 text.append(block.text)
                 continue
             if isinstance(block, CourseRefusalBlock | CourseIncompleteToolCallBlock):
-                # Left out, as when streamed; a message has no way to say a call was cut.
+                # Refusal text has no place here, streamed or not; nor has a cut call in
+                # a message, whose tool_use blocks are all whole.
                 continue
             if text:
                 content.append({"type": "text", "text": "".join(text)})
@@ -888,6 +889,8 @@ class Renderer(StreamRenderer):
         are then that text, in one piece."""
         fragments = self._fragments
         if fragments is None:
+            # The stream's records: an internal field of the core's stream, read as the
+            # server reads others (an async source's records are not kept: none here).
             stream = self._stream
             fragments = self._fragments = _fragments(() if stream is None else stream._records)
         found = fragments.get(call_id)

@@ -1293,12 +1293,14 @@ def test_the_fixtures_model_reaches_the_renderer_else_the_requests() -> None:
     assert {event["model"] for event in request(app, STREAM).events()} == {"gpt-test"}
 
 
-def test_the_start_usage_reaches_the_renderer_before_it_opens() -> None:
+def test_the_renderer_follows_its_stream_and_has_the_start_usage_when_it_opens() -> None:
     seen: list[object] = []
     base = recording_renderers()["anthropic"]
 
     class Renderer(base):  # type: ignore[misc, valid-type]
         def open(self, response_id: str) -> str:
+            assert self.stream is not None
+            assert self.start_usage is self.stream.start_usage
             seen.append(self.start_usage)
             opening: str = super().open(response_id)
             return opening

@@ -102,11 +102,11 @@ def test_a_captured_stream_imports_back_to_the_served_records(format: str, tmp_p
             CAPTURES[format](server.url, path)
             paths.append(path)
     for path, response in zip(paths, fixture["responses"], strict=True):
-        recording = import_recording(path.read_bytes(), format=format)
+        recording = import_recording(path.read_bytes(), format=format, schema_version=1)
         assert recording.format == format
         assert recording.truncated is False
         assert thaw(recording.response)["records"] == camel_usage(response["records"])
-    assert load_recordings(*paths)["responses"] == [
+    assert load_recordings(*paths, schema_version=1)["responses"] == [
         {"records": camel_usage(response["records"])} for response in fixture["responses"]
     ]
 
@@ -128,7 +128,7 @@ def test_course_fixture_import_writes_a_fixture_validate_accepts(
         f"{tmp_path / 'text.sse'}: openai-chat, 3 records, stop",
     ]
     written = json.loads(out.read_text())
-    assert out.read_text().startswith('{\n  "schemaVersion": 1,')
+    assert out.read_text().startswith('{\n  "schemaVersion": 2,')  # the default
     assert [r["records"][0]["responseId"] for r in written["responses"]] == [
         "response-tool-001",
         "response-text-001",

@@ -12,8 +12,10 @@ wire format, as the server receives the stream's values:
 - before streaming has begun, or without streaming, a failure is an HTTP error (500,
   or a version-2 transport error's own ``status``) with ``error_body``.
 
-Before ``open`` (and ``whole``) the server sets ``model`` to the fixture's model when it
-names one, and ``start_usage`` to the ``response_start``'s usage.
+Before anything is rendered the server calls ``follow`` with the stream, for what its
+chunks do not carry (schema version 2: a call's argument fragments); before ``open``
+(and ``whole``) it sets ``model`` to the fixture's model when the fixture names one,
+and ``start_usage`` to the usage its ``response_start`` reported.
 
 Ids come from the fixture verbatim: the response id and the tool-call ids.
 """
@@ -26,6 +28,7 @@ from typing import ClassVar
 from .._errors import FixtureProviderError, FixtureProviderErrorCode
 from .._json import PlainJson
 from .._model import CourseModelChunk, CourseModelResponse, CourseModelUsage
+from .._stream import CourseModelStream
 from ._recording import PlainObject
 
 __all__ = ["StreamRenderer", "compact", "error_words"]
@@ -59,12 +62,20 @@ class StreamRenderer:
         """The model name to report: the fixture's (``response_start.model``, set by the
         server before ``open`` or ``whole``), else the request's ``model``, else a
         placeholder."""
-        self.start_usage: CourseModelUsage | None = None
-        """The usage the fixture's ``response_start`` reported (version 2), set by the
-        server before ``open``: anthropic's ``message_start`` carries it."""
         self.request: PlainObject = {} if request is None else request
         """The request's JSON body, read only: what it asked of the stream (openai-chat:
         ``stream_options.include_usage``)."""
+        self.start_usage: CourseModelUsage | None = None
+        """The usage the fixture's ``response_start`` reported (version 2), set by the
+        server before ``open``: anthropic's ``message_start`` carries it."""
+        self.stream: CourseModelStream | None = None
+        """The stream rendered (``follow``), for what its chunks do not carry (schema
+        version 2: a call's argument fragments)."""
+
+    def follow(self, stream: CourseModelStream) -> None:
+        """The server's first call, before anything is rendered: ``stream`` is the one
+        rendered. A subclass that overrides it calls this one."""
+        self.stream = stream
 
     def open(self, response_id: str) -> str:
         """The events that open the stream."""

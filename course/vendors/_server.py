@@ -344,6 +344,7 @@ class FixtureApp:
         )
         controller = AbortController()
         stream = self.adapter.stream(CourseModelRequest(request_id), controller.signal)
+        renderer.follow(stream)
         if stream._response_index is not None:  # an exhausted fixture took no response
             self._requests.append(cast("Mapping[str, JsonValue]", refreeze(request)))
         exchange = _Exchange(

@@ -342,7 +342,9 @@ class Importer(StreamImporter):
                 self.refuse(delta, "partial_json", str, ("delta",))
         elif self.schema_version >= 2:  # version 1 skips thinking with its deltas, unread
             if kind == "thinking_delta":
-                text = self.string(delta, "thinking", ("delta",))
+                text = delta.get("thinking")  # type: ignore[assignment]
+                if type(text) is not str:
+                    self.refuse(delta, "thinking", str, ("delta",))
             elif kind == "signature_delta":
                 fragment = self.identifier(delta, "signature", ("delta",))
         block = self._blocks.get(index, False)
@@ -366,7 +368,12 @@ class Importer(StreamImporter):
                 )
             block.parts.append(fragment)
         elif type(block) is _Thinking:
-            self._thinking_delta(block, kind, text, fragment)
+            if kind == "thinking_delta" and not block.signed:  # the hot path of thinking
+                if text:
+                    self.thinking(text)
+                    block.last = len(self.records)
+            else:
+                self._thinking_delta(block, kind, fragment)
         elif block is _REDACTED:
             raise self.malformed(
                 f"A redacted_thinking block takes no delta, got {quote(kind)}",
@@ -375,23 +382,22 @@ class Importer(StreamImporter):
         else:
             self.ignore(f"content_block_delta:{kind}")
 
-    def _thinking_delta(self, block: _Thinking, kind: str, text: str, signature: str) -> None:
+    def _thinking_delta(self, block: _Thinking, kind: str, signature: str) -> None:
+        """A thinking block's delta but a thinking delta of an unsigned block."""
         if kind == "thinking_delta":
-            if block.signed:
-                raise self.out_of_order(
-                    "A `thinking_delta` after its thinking block's `signature_delta`: the "
-                    "signature closes the block"
-                )
-            self._think(block, text)
-        elif kind == "signature_delta":
+            raise self.out_of_order(
+                "A `thinking_delta` after its thinking block's `signature_delta`: the "
+                "signature closes the block"
+            )
+        if kind == "signature_delta":
             if block.signed:
                 raise self.out_of_order("A second `signature_delta` in one thinking block")
             self._sign(block, signature)
-        else:
-            raise self.malformed(
-                f"A thinking block takes `thinking_delta` or `signature_delta`, got {quote(kind)}",
-                ("delta", "type"),
-            )
+            return
+        raise self.malformed(
+            f"A thinking block takes `thinking_delta` or `signature_delta`, got {quote(kind)}",
+            ("delta", "type"),
+        )
 
     def _think(self, block: _Thinking, text: str) -> None:
         """A thinking delta of ``block``; an empty one makes no record."""
@@ -788,13 +794,13 @@ class Renderer(StreamRenderer):
     def chunk(self, chunk: CourseModelChunk) -> str:
         if type(chunk) is CourseTextDeltaChunk:
             head = ""
-            if self._open != _TEXT:
+            if self._open is not _TEXT:
                 head = self._close() + self._start_block({"type": "text", "text": ""})
                 self._open = _TEXT
             return head + self._delta({"type": "text_delta", "text": chunk.text})
         if type(chunk) is CourseThinkingDeltaChunk:
             head = ""
-            if self._open != _THINKING or self._thinking_at != chunk.content_index:
+            if self._open is not _THINKING or self._thinking_at != chunk.content_index:
                 block: PlainObject = {"type": "thinking", "thinking": "", "signature": ""}
                 head = self._close() + self._start_block(block)
                 self._open, self._thinking_at = _THINKING, chunk.content_index
@@ -838,7 +844,8 @@ class Renderer(StreamRenderer):
                 text.append(block.text)
                 continue
             if isinstance(block, CourseRefusalBlock | CourseIncompleteToolCallBlock):
-                # Left out, as when streamed; a message has no way to say a call was cut.
+                # Refusal text has no place here, streamed or not; nor has a cut call in
+                # a message, whose tool_use blocks are all whole.
                 continue
             if text:
                 content.append({"type": "text", "text": "".join(text)})
@@ -882,6 +889,8 @@ class Renderer(StreamRenderer):
         are then that text, in one piece."""
         fragments = self._fragments
         if fragments is None:
+            # The stream's records: an internal field of the core's stream, read as the
+            # server reads others (an async source's records are not kept: none here).
             stream = self._stream
             fragments = self._fragments = _fragments(() if stream is None else stream._records)
         found = fragments.get(call_id)

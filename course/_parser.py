@@ -685,6 +685,7 @@ class ResponseParser:
 
     __slots__ = (
         "_content",
+        "_fragments",
         "_model",
         "_order",
         "_refused",
@@ -713,6 +714,8 @@ class ResponseParser:
         self._content: list[str | _OpenThinking | CourseContentBlock] = []
         # The ids of the tool calls, an incomplete one's too (which is in state CUT).
         self._tool_ids: set[str] = set()
+        # Each tool call's ``argumentFragments`` (version 2), for renderers.
+        self._fragments: dict[str, tuple[str, ...]] = {}
         self._thinking: _OpenThinking | None = None
         self._refused = False
         self._response: CourseModelResponse | None = None
@@ -804,6 +807,11 @@ class ResponseParser:
     def start_usage(self) -> CourseModelUsage | None:
         """The ``response_start``'s usage once it was read, else ``None``."""
         return self._start_usage
+
+    def argument_fragments(self, call_id: str) -> tuple[str, ...] | None:
+        """The ``argumentFragments`` of the tool call ``call_id`` (complete or cut) once
+        its record was read; ``None`` when it had none."""
+        return self._fragments.get(call_id)
 
     def finish(self) -> CourseModelResponse:
         """The source ended: return the response, or fail if it never ended."""
@@ -934,6 +942,9 @@ class ResponseParser:
         if self._state is not _STREAMING:
             self._leave_block("tool_call", index)
         self._tool_ids.add(call_id)
+        fragments = fields.get("argumentFragments")
+        if fragments is not None:
+            self._fragments[call_id] = tuple(fragments)
         # ``arguments`` is already a read-only deep copy, made once at the boundary.
         chunk, block = tool_call(
             call_id, name, arguments, len(self._content), fields.get("signature")
@@ -949,7 +960,8 @@ class ResponseParser:
             self._leave_block("tool_call_incomplete", index)
         if call_id in self._tool_ids:
             raise self._duplicate(call_id, index)
-        arguments_text = "".join(fields["argumentFragments"])
+        fragments = self._fragments[call_id] = tuple(fields["argumentFragments"])
+        arguments_text = "".join(fragments)
         content_index = len(self._content)
         self._content.append(CourseIncompleteToolCallBlock(call_id, name, arguments_text))
         self._tool_ids.add(call_id)

@@ -215,6 +215,13 @@ class CourseModelStream:
         ``None`` before, or when it has none)."""
         return self._parser.start_usage
 
+    def _argument_fragments(self, call_id: str) -> tuple[str, ...] | None:
+        """Internal API for ``course.vendors`` (serve, schema version 2): the
+        ``argumentFragments`` of the tool call ``call_id`` (complete or cut) once its
+        record was read, so that a renderer streams one argument delta per fragment;
+        ``None`` when it had none."""
+        return self._parser.argument_fragments(call_id)
+
     def _without_delays(self) -> CourseModelStream:
         """Internal API for checks that must never sleep (``course-fixture validate``,
         ``replay --no-delay``, ``course.faults``, ``course.script``, the pytest plugin):

@@ -60,7 +60,6 @@ from .._model import (
     CourseToolCallBlock,
     CourseToolCallChunk,
 )
-from .._stream import CourseModelStream
 from ._recording import (
     MAX_COUNT,
     Event,
@@ -119,9 +118,6 @@ _STOP_WORDS: Final[Mapping[str, tuple[str, ...]]] = {
 }
 """Serve: each stop reason's words, the one sent unless the fixture gives another of them
 first (anthropic has no content filter word: it says ``refusal``)."""
-
-_CALLS: Final = ("tool_call", "tool_call_incomplete")
-"""The record types whose ``argumentFragments`` a renderer streams."""
 
 
 def detects(first: PlainObject) -> bool:
@@ -766,14 +762,6 @@ class Renderer(StreamRenderer):
         ``""``."""
         self._thinking_at = -1
         """The course content index of the open thinking block."""
-        self._stream: CourseModelStream | None = None
-        self._fragments: dict[str, tuple[str, ...]] | None = None
-
-    def follow(self, stream: CourseModelStream) -> None:
-        """Render ``stream``, whose records hold its calls' ``argumentFragments`` (its
-        chunks carry only the whole arguments). Without it, each call's arguments go in
-        one delta."""
-        self._stream = stream
 
     def open(self, response_id: str) -> str:
         # The server has set ``model`` (the fixture's, else the request's) and
@@ -883,22 +871,14 @@ class Renderer(StreamRenderer):
     # -- what the chunks do not carry ----------------------------------------------------------
 
     def _fragments_of(self, call_id: str, joined: str | None) -> tuple[str, ...]:
-        """The call's ``argumentFragments``, read from the fixture's records: a chunk has
-        only the whole arguments. ``()`` when the records are not at hand (an async source)
-        or the call has none, but for a cut call (``joined``: its text), whose fragments
-        are then that text, in one piece."""
-        fragments = self._fragments
-        if fragments is None:
-            # The stream's records: an internal field of the core's stream, read as the
-            # server reads others (an async source's records are not kept: none here).
-            stream = self._stream
-            fragments = self._fragments = _fragments(() if stream is None else stream._records)
-        found = fragments.get(call_id)
-        if joined is None:
-            return () if found is None else found
-        if found is None or "".join(found) != joined:
-            return (joined,) if joined else ()
-        return found
+        """The call's ``argumentFragments``, which no chunk carries: the followed stream
+        has them. ``()`` when the call has none (or nothing is followed), but for a cut
+        call (``joined``: its text), whose fragments are then that text, in one piece."""
+        stream = self.stream
+        found = None if stream is None else stream._argument_fragments(call_id)
+        if found is not None:
+            return found
+        return () if joined is None or not joined else (joined,)
 
     # -- blocks -------------------------------------------------------------------------------
 
@@ -928,21 +908,3 @@ class Renderer(StreamRenderer):
             return ""
         self._open = ""
         return self._stop_block()
-
-
-def _fragments(records: tuple[object, ...]) -> dict[str, tuple[str, ...]]:
-    """Each tool call's fragments by call id, from one response's records (the first
-    record with an id wins: the parser refuses a later one before it streams)."""
-    found: dict[str, tuple[str, ...]] = {}
-    for record in records:
-        if not isinstance(record, Mapping) or record.get("type") not in _CALLS:
-            continue
-        call_id, fragments = record.get("id"), record.get("argumentFragments")
-        if type(call_id) is not str or call_id in found:
-            continue
-        # The first record with an id is the one that streams, fragments or none.
-        if isinstance(fragments, tuple | list) and all(type(part) is str for part in fragments):
-            found[call_id] = tuple(fragments)
-        else:
-            found[call_id] = ()
-    return found

@@ -14,6 +14,12 @@ suite's budget is its total run time, not any one example's.
 
 from __future__ import annotations
 
+# httpx2 imports its network backend at its first connection. Inside a pytester run that
+# import would be undone afterwards (pytester restores sys.modules), and the backend
+# imported again later raises exception classes httpx2 no longer maps: imported here, it
+# stays the one every test shares.
+import httpcore2._backends.anyio
+import httpcore2._backends.auto  # noqa: F401
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(

@@ -293,28 +293,30 @@ record is judged."""
 
 
 class _Check(NamedTuple):
-    """A field as the payload check reads it, precomputed from the table: a value of
-    type ``accepts`` (and non-empty, if ``non_empty``) is accepted without a call of
-    the field's judge, which decides every other value."""
+    """A field as the payload check reads it, precomputed from the table for one schema
+    version: a value of type ``accepts`` (and non-empty, if ``non_empty``; and among
+    ``values``, if given) is accepted without a call of the field's judge, which
+    decides every other value."""
 
     name: str
     required: bool
     accepts: type | None
     non_empty: bool
+    values: frozenset[str] | None
     spec: Field
 
 
-# The kinds a value's type alone accepts (a string kind, non-empty too if it says so).
-_ACCEPTS: Final[dict[FieldKind, tuple[type, bool]]] = {
-    "string": (str, False),
-    "non-empty string": (str, True),
-    "object": (JsonObject, False),
-}
-
-
-def _check(spec: Field) -> _Check:
-    accepts, non_empty = _ACCEPTS.get(spec.kind, (None, False))
-    return _Check(spec.name, spec.required, accepts, non_empty, spec)
+def _check(spec: Field, version: int) -> _Check:
+    kind = spec.kind
+    values: frozenset[str] | None = None
+    if kind == "choice":
+        values = frozenset(spec.choices)
+    elif kind == "stop reason":
+        values = _STOP_REASONS_AT[version]
+    if values is not None or kind == "non-empty string":
+        return _Check(spec.name, spec.required, str, True, values, spec)
+    accepts = {"string": str, "object": JsonObject}.get(kind)
+    return _Check(spec.name, spec.required, accepts, False, None, spec)
 
 
 class RecordView(NamedTuple):
@@ -349,7 +351,7 @@ class RecordType:
             if version >= DELAY.since:
                 fields += (DELAY,)
             keys = frozenset({"type", *(f.name for f in fields)})
-            views.append(RecordView(fields, keys, tuple(_check(f) for f in fields)))
+            views.append(RecordView(fields, keys, tuple(_check(f, version) for f in fields)))
         latest = views[-1]
         assert latest is not None  # every type exists in the latest version
         object.__setattr__(self, "views", tuple(views))
@@ -902,10 +904,14 @@ class ResponseParser:
             raise self._unknown_field(kind, keys, record, index)
         version = self._version
         usage = None
-        for name, required, accepts, non_empty, spec in view.checks:
+        for name, required, accepts, non_empty, values, spec in view.checks:
             value = record.get(name, _MISSING)
-            if type(value) is accepts and (not non_empty or value):
-                continue  # the commonest fields, accepted by their type at once
+            if (
+                type(value) is accepts
+                and (not non_empty or value)
+                and (values is None or value in values)
+            ):
+                continue  # the commonest values, accepted at once by the table's data
             if value is _MISSING:
                 if required:
                     raise self._error(

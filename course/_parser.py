@@ -79,7 +79,9 @@ __all__ = [
     "DELAY",
     "MAX_DELAY",
     "MAX_RETRY_AFTER",
+    "MAX_STATUS",
     "MAX_TOKENS",
+    "MIN_STATUS",
     "ORDER_ERRORS",
     "RECORD_DEPTH",
     "RECORD_TYPES",
@@ -115,6 +117,11 @@ MAX_DELAY: Final = 3600
 
 MAX_RETRY_AFTER: Final = 86400
 """The longest ``retryAfter`` a transport error may give, in seconds (schema version 2)."""
+
+MIN_STATUS: Final = 400
+MAX_STATUS: Final = 599
+"""The HTTP error statuses a transport error's ``status`` may be, from ``MIN_STATUS``
+(schema version 2)."""
 
 STOP_REASONS: Final[Mapping[str, CourseStopReason]] = MappingProxyType(
     {
@@ -270,11 +277,11 @@ class Field:
                     f"Expected a number of seconds from 0 to {MAX_DELAY}, got {describe(value)}"
                 )
             case "status":
-                if type(value) is int and 400 <= value <= 599:
+                if type(value) is int and MIN_STATUS <= value <= MAX_STATUS:
                     return None
                 return _Problem(
-                    f"Expected an HTTP error status, an integer from 400 to 599, "
-                    f"got {describe(value)}"
+                    f"Expected an HTTP error status, an integer from {MIN_STATUS} to "
+                    f"{MAX_STATUS}, got {describe(value)}"
                 )
             case "retry after":
                 if _is_number(value, MAX_RETRY_AFTER):

@@ -100,6 +100,7 @@ __all__ = [
     "describe",
     "freeze_record",
     "freeze_records",
+    "same_json",
     "stop_reasons",
     "usage_keys",
 ]
@@ -552,7 +553,7 @@ def _fragments_problem(value: object, record: Mapping[str, object] | None) -> _P
     else:
         parsed = {}  # no fragment text at all stands for no arguments
     arguments = None if record is None else record.get("arguments")
-    if not _same_json(arguments, parsed):
+    if not same_json(arguments, parsed):
         return _Problem(
             f"Expected the fragments, joined ({describe(joined)}), to equal the call's "
             "`arguments` as JSON (the same keys and items; numbers of the same type and value)"
@@ -560,22 +561,22 @@ def _fragments_problem(value: object, record: Mapping[str, object] | None) -> _P
     return None
 
 
-def _same_json(frozen: object, plain: PlainJson) -> bool:
-    """Whether a read-only JSON value equals a plain one as JSON: the same keys (order
-    ignored), the same items, and scalars of the same type and value (``1`` is not
-    ``1.0``, nor ``true``). Iterative, and bounded by the size of ``plain``, a tree."""
-    pending: list[tuple[object, object]] = [(frozen, plain)]
+def same_json(value: object, plain: PlainJson) -> bool:
+    """Whether a JSON value, read-only or plain, equals a plain one as JSON: the same keys
+    (order ignored), the same items, and scalars of the same type and value (``1`` is
+    not ``1.0``, nor ``true``). Iterative, and bounded by the size of ``plain``, a tree."""
+    pending: list[tuple[object, object]] = [(value, plain)]
     while pending:
         left, right = pending.pop()
         kind = type(left)
-        if kind is JsonObject:
+        if kind is JsonObject or kind is dict:
             if type(right) is not dict or len(left) != len(right):  # type: ignore[arg-type]
                 return False
             for key, item in left.items():  # type: ignore[attr-defined]
                 if key not in right:
                     return False
                 pending.append((item, right[key]))
-        elif kind is JsonArray:
+        elif kind is JsonArray or kind is list:
             if type(right) is not list or len(left) != len(right):  # type: ignore[arg-type]
                 return False
             pending.extend(zip(left, right, strict=True))  # type: ignore[call-overload]

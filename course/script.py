@@ -687,27 +687,11 @@ def _check_fragments(fragments: tuple[str, ...], arguments: dict[str, object]) -
         raise ValueError(
             f"call: `fragments` join into text that is not strict JSON: {refusal.message}"
         ) from None
-    if not _same_json(streamed, arguments):
+    if not _parser.same_json(arguments, streamed):
         raise ValueError(
             "call: `fragments` join into JSON that differs from `arguments` "
             "(ints and floats differ, and so do booleans and numbers)"
         )
-
-
-def _same_json(left: object, right: object) -> bool:
-    """Equal as JSON: as ``==``, except that an int, a float and a bool never meet."""
-    kind = type(left)
-    if kind is not type(right):
-        return False
-    if kind is dict:
-        mine, theirs = cast("dict[str, object]", left), cast("dict[str, object]", right)
-        return mine.keys() == theirs.keys() and all(
-            _same_json(value, theirs[key]) for key, value in mine.items()
-        )
-    if kind is list:
-        mine_list, theirs_list = cast("list[object]", left), cast("list[object]", right)
-        return len(mine_list) == len(theirs_list) and all(map(_same_json, mine_list, theirs_list))
-    return left == right
 
 
 def _check_seconds(where: str, argument: str, value: object, limit: int) -> None:

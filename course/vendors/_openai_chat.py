@@ -406,17 +406,13 @@ class Importer(StreamImporter):
         assert prompt is not None and completion is not None  # required counts
         if self.schema_version < 2:
             return _Counts(prompt, completion)
-        cache_read = cache_write = reasoning = None
-        details = self.obj(usage, "prompt_tokens_details", path, optional=True)
-        if details is not None:
-            details_path: Path = (*path, "prompt_tokens_details")
-            cache_read = self.count(details, "cached_tokens", details_path, optional=True)
-            cache_write = self.count(details, "cache_write_tokens", details_path, optional=True)
-        details = self.obj(usage, "completion_tokens_details", path, optional=True)
-        if details is not None:
-            details_path = (*path, "completion_tokens_details")
-            reasoning = self.count(details, "reasoning_tokens", details_path, optional=True)
-        return _Counts(prompt, completion, cache_read, cache_write, reasoning)
+        return _Counts(
+            prompt,
+            completion,
+            self.detail(usage, "prompt_tokens_details", "cached_tokens", path),
+            self.detail(usage, "prompt_tokens_details", "cache_write_tokens", path),
+            self.detail(usage, "completion_tokens_details", "reasoning_tokens", path),
+        )
 
     def _choice(self, item: PlainJson, position: int) -> _Choice:
         path: Path = ("choices", position)

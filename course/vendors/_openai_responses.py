@@ -778,17 +778,13 @@ class Importer(StreamImporter):
         assert input_tokens is not None and output_tokens is not None  # both required
         if self.schema_version < 2:
             return (input_tokens, output_tokens, None, None, None)
-        cache_read = cache_write = reasoning = None
-        inputs = self.obj(recorded, "input_tokens_details", path, optional=True)
-        if inputs is not None:
-            inputs_path: Path = (*path, "input_tokens_details")
-            cache_read = self.count(inputs, "cached_tokens", inputs_path, optional=True)
-            cache_write = self.count(inputs, "cache_write_tokens", inputs_path, optional=True)
-        outputs = self.obj(recorded, "output_tokens_details", path, optional=True)
-        if outputs is not None:
-            outputs_path: Path = (*path, "output_tokens_details")
-            reasoning = self.count(outputs, "reasoning_tokens", outputs_path, optional=True)
-        return (input_tokens, output_tokens, cache_read, cache_write, reasoning)
+        return (
+            input_tokens,
+            output_tokens,
+            self.detail(recorded, "input_tokens_details", "cached_tokens", path),
+            self.detail(recorded, "input_tokens_details", "cache_write_tokens", path),
+            self.detail(recorded, "output_tokens_details", "reasoning_tokens", path),
+        )
 
     def _error_body(self, body: PlainObject) -> None:
         """The error body of an HTTP answer: ``{"error": {"message": ..., "code": ...}}``."""

@@ -23,7 +23,6 @@ import bisect
 import codecs
 import contextlib
 import gzip
-import inspect
 import json
 import logging
 import os
@@ -39,7 +38,7 @@ from .._json import JsonValue, PlainJson, thaw
 from .._text import one_line, plural, shorten
 from ._answer import Answer, Ending
 from ._importing import ERROR_MESSAGE_CHARS, FORMATS, _error_words, _parse, import_recording
-from ._recording import Event, Recording, RecordingError, RecordingErrorCode, Refusal
+from ._recording import Event, RecordingError, RecordingErrorCode, Refusal
 from ._redaction import Redactor
 from ._server import _check_address, _running_asyncio_loop, _trio
 from ._sse import read_events
@@ -73,10 +72,6 @@ logger = logging.getLogger("course.vendors.record")
 _Code = RecordingErrorCode
 _NUMBER: Final = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 _LINE_BREAK: Final = re.compile(r"\r\n|\r|\n")
-
-# While import_recording has no schema_version (a later task), the recorder imports
-# what it can and still writes version 2, which every version-1 record also is.
-_IMPORTS_VERSIONS: Final = "schema_version" in inspect.signature(import_recording).parameters
 
 
 def record(
@@ -351,22 +346,14 @@ def _record_answer(answer: Answer, timing: bool) -> Recorded:
         records: list[PlainJson] = [_error_record(answer, data)]
         truncated = False
     else:
-        recording = _import(data, answer)
+        recording = import_recording(
+            data, format=answer.format, source=answer.label, schema_version=SCHEMA_VERSION
+        )
         records = cast("list[PlainJson]", thaw(recording.response)["records"])
         truncated = recording.truncated
     if timing:
         _time(records, answer, data)
     return Recorded(answer.label, records, truncated)
-
-
-def _import(data: bytes, answer: Answer) -> Recording:
-    """The answer's body imported in its route's format, as version 2 where it can be."""
-    if _IMPORTS_VERSIONS:
-        versioned = cast("Callable[..., Recording]", import_recording)
-        return versioned(
-            data, format=answer.format, source=answer.label, schema_version=SCHEMA_VERSION
-        )
-    return import_recording(data, format=answer.format, source=answer.label)
 
 
 def _decoded(answer: Answer) -> bytes:

@@ -40,11 +40,11 @@ from ._answer import Answer, Ending
 from ._importing import ERROR_MESSAGE_CHARS, FORMATS, _error_words, _parse, import_recording
 from ._recording import Event, RecordingError, RecordingErrorCode, Refusal
 from ._redaction import Redactor
-from ._server import _check_address, _running_asyncio_loop, _trio
+from ._server import FixtureServer, _check_address, _running_asyncio_loop, _trio
 from ._sse import read_events
 
 if TYPE_CHECKING:
-    from ._proxy import ProxyApp, ProxyServer
+    from ._proxy import ProxyApp
 
 __all__ = ["DEFAULT_UPSTREAMS", "SCHEMA_VERSION", "FixtureRecorder", "record"]
 
@@ -156,13 +156,13 @@ class FixtureRecorder:
         port: int = 0,
         timing: bool = False,
     ) -> None:
-        from ._proxy import ProxyApp, ProxyServer  # noqa: PLC0415  (needs the extra)
+        from ._proxy import ProxyApp  # noqa: PLC0415  (needs the extra)
 
         self._path = path
         self._timing = timing
         self._recorded: dict[int, _Recorded] = {}
         self._app: ProxyApp = ProxyApp(upstreams, self._settle)
-        self._server: ProxyServer = ProxyServer(self._app, host=host, port=port)
+        self._server = FixtureServer(self._app, host=host, port=port)
         self._stopped = False
         self._secrets: set[str] = set()
         self._redacting: tuple[int, Redactor] = (0, Redactor(()))

@@ -874,8 +874,7 @@ class Renderer(StreamRenderer):
         """The call's ``argumentFragments``, which no chunk carries: the followed stream
         has them. ``()`` when the call has none (or nothing is followed), but for a cut
         call (``joined``: its text), whose fragments are then that text, in one piece."""
-        stream = self.stream
-        found = None if stream is None else stream._argument_fragments(call_id)
+        found = self.argument_fragments(call_id)
         if found is not None:
             return found
         return () if joined is None or not joined else (joined,)

@@ -224,14 +224,15 @@ def adopt_array(items: list[JsonValue]) -> JsonArray:
 
 
 Memo: TypeAlias = "tuple[dict[int, JsonValue], dict[int, int]]"
-"""What the walks that share it have copied, by ``id``: each container's copy, and the
-height of each copy that holds containers (one that holds none has height 1). The
-height lets a shared copy be reused only where it still fits under ``MAX_DEPTH``.
-Pass one memo to many walks to keep the sharing among them, as ``copy.deepcopy``
-does (but not after a walk raised: it may hold containers left half-copied). Two
-dicts of ids and ints rather than one of pairs: a pair per container would be one
-more object for the garbage collector to walk, again and again, while a large
-fixture is copied."""
+"""What the walks that share it have copied: each container's copy, by the container's
+``id``; and the heights of the copies a walk reused, by the copy's ``id`` (how many
+containers deep each goes: 1 for one that holds none). A height lets a shared copy be
+reused only where it still fits under ``MAX_DEPTH``; it is computed when a copy is first
+reused, so a fixture that shares nothing keeps none. Pass one memo to many walks to
+keep the sharing among them, as ``copy.deepcopy`` does (but not after a walk raised: it
+may hold containers left half-copied). Dicts of ids and ints rather than of pairs: a
+pair per container would be one more object for the garbage collector to walk, again
+and again, while a large fixture is copied."""
 
 
 def new_memo() -> Memo:
@@ -287,7 +288,7 @@ def _problem(
     """The problem at the keys from the walk's root down to the current container,
     then ``extra``."""
     above = (key_above,) if parents else ()
-    keys = (*(parent[4] for parent in parents[1:]), *above, *extra)
+    keys = (*(parent[3] for parent in parents[1:]), *above, *extra)
     return NotPlainJson(message, cast("tuple[str | int, ...]", keys))
 
 
@@ -305,9 +306,9 @@ _OPEN: Final = cast("JsonValue", object())
 """The memo's copy of a container being copied, until its copy is done."""
 
 _Copy: TypeAlias = "dict[str, object] | list[object]"
-_Parent: TypeAlias = "tuple[object, Iterator[Any], _Copy, int, object]"
+_Parent: TypeAlias = "tuple[object, Iterator[Any], _Copy, object]"
 """A container whose copy waits for a child's: its source, its items still to go
-through, its copy so far, that copy's height, and its own key in its parent."""
+through, its copy so far, and its own key in its parent."""
 _Found: TypeAlias = "tuple[object, object] | None"
 """What a filler stopped at: a container item and its key, or ``None`` at the end."""
 
@@ -346,14 +347,13 @@ def freeze(value: object, memo: Memo, enclosing: int, trusted: bool, plain_root:
         found = (_fill_object if kind is dict else _fill_array)(items, copy, trusted)
     except _Refused as refused:
         raise NotPlainJson(refused.message, refused.key) from None  # type: ignore[arg-type]
-    height = 1
     if found is not None:
-        height = _walk(value, items, copy, found, memo, enclosing + 1, limit, trusted)
+        _walk(value, items, copy, found, memo, enclosing + 1, limit, trusted)
     if plain_root and kind is dict:
         if remembered:
-            _finished(memo, value, copy, height)  # its JsonObject shares ``copy``
+            _finished(memo[0], value, copy)  # its JsonObject shares ``copy``
         return copy
-    return _finished(memo, value, copy, height)
+    return _finished(memo[0], value, copy)
 
 
 def _leaf(value: object, trusted: bool) -> object:
@@ -371,25 +371,46 @@ def _known_copy(memo: Memo, value: object, enclosing: int, limit: int) -> JsonVa
     """The memo's copy of ``value``, if it has one that still fits under ``limit``."""
     copies, heights = memo
     known = copies.get(id(value))
-    if known is not None and enclosing + heights.get(id(value), 1) <= limit:
-        return known
-    return None
+    if known is None or known is _OPEN:
+        return None
+    if limit != _NO_LIMIT and enclosing + _height(known, heights) > limit:
+        return None  # it would not fit here: copied again, and refused as too deep
+    return known
 
 
-def _finished(memo: Memo, source: object, copy: _Copy, height: int) -> JsonValue:
+def _finished(copies: dict[int, JsonValue], source: object, copy: _Copy) -> JsonValue:
     """The read-only value around the finished ``copy`` of ``source`` (an object keeps
-    ``copy`` as its storage), remembered in ``memo`` with its height if above 1."""
+    ``copy`` as its storage), remembered in ``copies``."""
     frozen: object
     if type(copy) is dict:
         frozen = _new_object(JsonObject)
         _set_members(frozen, copy)
     else:
         frozen = _new_tuple(JsonArray, copy)
-    copies, heights = memo
     copies[id(source)] = cast(JsonValue, frozen)
-    if height > 1:
-        heights[id(source)] = height
     return cast(JsonValue, frozen)
+
+
+def _inner(copy: object) -> list[object]:
+    """The containers directly inside a copy."""
+    items = copy._members.values() if type(copy) is JsonObject else cast(JsonArray, copy)
+    return [item for item in items if type(item) is JsonObject or type(item) is JsonArray]
+
+
+def _height(copy: JsonValue, heights: dict[int, int]) -> int:
+    """How many containers deep a copy goes, kept in ``heights`` by the copy's id with the
+    heights of the copies inside it. Iterative (post-order), and linear: each copy's
+    height is computed once."""
+    pending: list[tuple[object, list[object]]] = [(copy, _inner(copy))]
+    while pending:
+        value, inner = pending[-1]
+        unknown = [child for child in inner if id(child) not in heights]
+        if unknown:
+            pending.extend((child, _inner(child)) for child in unknown)
+            continue
+        pending.pop()
+        heights[id(value)] = 1 + max((heights[id(child)] for child in inner), default=0)
+    return heights[id(copy)]
 
 
 def _walk(  # noqa: PLR0917  (positional: it is called once per record with containers)
@@ -401,27 +422,26 @@ def _walk(  # noqa: PLR0917  (positional: it is called once per record with cont
     level: int,
     limit: int,
     trusted: bool,
-) -> int:
+) -> None:
     """Finish the copy of the container ``root``, sitting at ``level``, whose items were
-    copied into ``copy`` up to the container item ``found``; return the copy's height.
-    Every container below is copied once, frozen and remembered in ``memo``.
+    copied into ``copy`` up to the container item ``found``. Every container below is
+    copied once, frozen and remembered in ``memo``.
 
     Depth first, without recursion. The container being copied is ``source``, with its
-    ``items`` still to go through, its ``copy`` so far, the ``height`` of that copy, and
-    its key in its parent, ``key_above``. Its ancestors wait in ``parents`` and are
-    ``_OPEN`` in the memo: a container found open, or the root itself, is a cycle.
+    ``items`` still to go through, its ``copy`` so far, and its key in its parent,
+    ``key_above``. Its ancestors wait in ``parents`` and are ``_OPEN`` in the memo: a
+    container found open, or the root itself, is a cycle.
     """
     copies, heights = memo
     parents: list[_Parent] = []
-    source, key_above, height = root, None, 1
+    source, key_above = root, None
     next_found: _Found = found
     while True:
         if next_found is None:  # ``copy`` is complete: hand it to its parent
             if not parents:
-                return height
-            key, child_height = key_above, height
-            known = _finished(memo, source, copy, height)
-            source, items, copy, height, key_above = parents.pop()
+                return
+            key, known = key_above, _finished(copies, source, copy)
+            source, items, copy, key_above = parents.pop()
             level -= 1
         else:
             key, child = next_found
@@ -429,37 +449,34 @@ def _walk(  # noqa: PLR0917  (positional: it is called once per record with cont
             if known is None:  # go down into it; this container waits
                 if child is root or level >= limit:
                     raise _problem(_CYCLE if child is root else _TOO_DEEP, parents, key_above, key)
-                parents.append((source, items, copy, height, key_above))
+                parents.append((source, items, copy, key_above))
                 copies[id(child)] = _OPEN
-                source, key_above, height = child, key, 1
+                source, key_above = child, key
                 items = iter(child.items()) if type(child) is dict else iter(child)  # type: ignore[call-overload]
                 copy = {} if type(child) is dict else []
                 level += 1
-                child_height = 0  # nothing to store yet
             else:  # a shared container, copied before: it must still fit at this level
-                child_height = heights.get(id(child), 1)
-                unshareable = _unshareable(known, child_height, level, limit)
+                unshareable = _unshareable(known, heights, level, limit)
                 if unshareable is not None:
                     raise _problem(unshareable, parents, key_above, key)
-        if child_height:  # store the child's copy (just finished, or shared) in ``copy``
+        if known is not None:  # store the child's copy (just finished, or shared)
             if type(copy) is dict:
                 copy[key] = known  # type: ignore[index]  # a str: checked by the filler
             else:
                 copy.append(known)  # type: ignore[union-attr]  # a list, then
-            if child_height >= height:
-                height = child_height + 1
         try:
             next_found = (_fill_object if type(copy) is dict else _fill_array)(items, copy, trusted)
         except _Refused as refused:
             raise _problem(refused.message, parents, key_above, *refused.key) from None
 
 
-def _unshareable(known: object, height: int, level: int, limit: int) -> str | None:
-    """Why a container copied before cannot be shared here, or ``None`` if it can: it is
-    still open (a cycle), or its copy's ``height`` would not fit under ``limit``."""
+def _unshareable(known: JsonValue, heights: dict[int, int], level: int, limit: int) -> str | None:
+    """Why a container copied before cannot be shared under a container at ``level``, or
+    ``None`` if it can: it is still open (a cycle), or its copy would not fit under
+    ``limit``."""
     if known is _OPEN:
         return _CYCLE
-    if level + height > limit:
+    if limit != _NO_LIMIT and level + _height(known, heights) > limit:
         return _TOO_DEEP
     return None
 

@@ -277,9 +277,6 @@ class CourseTextBlock:
         """Plain JSON: ``type``, ``text``."""
         return {"type": self.type, "text": self.text}
 
-    def _to_dict(self, memo: _Memo) -> dict[str, PlainJson]:
-        return self.to_dict()
-
 
 @dataclass(frozen=True, slots=True, repr=False)
 class CourseToolCallBlock:
@@ -306,7 +303,7 @@ class CourseToolCallBlock:
         return self._to_dict({})
 
     def _to_dict(self, memo: _Memo) -> dict[str, PlainJson]:
-        # One memo for a whole message, so arguments that share stay shared.
+        # The message's memo, so arguments that share stay shared.
         plain: dict[str, PlainJson] = {
             "type": self.type,
             "id": self.id,
@@ -345,9 +342,6 @@ class CourseIncompleteToolCallBlock:
             "argumentsText": self.arguments_text,
         }
 
-    def _to_dict(self, memo: _Memo) -> dict[str, PlainJson]:
-        return self.to_dict()
-
 
 @dataclass(frozen=True, slots=True, repr=False)
 class CourseThinkingBlock:
@@ -367,9 +361,6 @@ class CourseThinkingBlock:
             plain["signature"] = self.signature
         return plain
 
-    def _to_dict(self, memo: _Memo) -> dict[str, PlainJson]:
-        return self.to_dict()
-
 
 @dataclass(frozen=True, slots=True, repr=False)
 class CourseRedactedThinkingBlock:
@@ -384,9 +375,6 @@ class CourseRedactedThinkingBlock:
         """Plain JSON: ``type``, ``data``."""
         return {"type": self.type, "data": self.data}
 
-    def _to_dict(self, memo: _Memo) -> dict[str, PlainJson]:
-        return self.to_dict()
-
 
 @dataclass(frozen=True, slots=True, repr=False)
 class CourseRefusalBlock:
@@ -400,9 +388,6 @@ class CourseRefusalBlock:
     def to_dict(self) -> dict[str, PlainJson]:
         """Plain JSON: ``type``, ``text``."""
         return {"type": self.type, "text": self.text}
-
-    def _to_dict(self, memo: _Memo) -> dict[str, PlainJson]:
-        return self.to_dict()
 
 
 CourseContentBlock: TypeAlias = (
@@ -432,13 +417,14 @@ class CourseAssistantMessage:
 
     def to_dict(self) -> dict[str, PlainJson]:
         """Plain JSON: ``id``, ``role``, ``content``."""
-        return self._to_dict({})
-
-    def _to_dict(self, memo: _Memo) -> dict[str, PlainJson]:
+        memo: _Memo = {}  # one for the whole message: arguments that share stay shared
         return {
             "id": self.id,
             "role": self.role,
-            "content": [block._to_dict(memo) for block in self.content],
+            "content": [
+                block._to_dict(memo) if isinstance(block, CourseToolCallBlock) else block.to_dict()
+                for block in self.content
+            ],
         }
 
 
@@ -497,7 +483,7 @@ class CourseModelResponse:
         plain: dict[str, PlainJson] = {
             "requestId": self.request_id,
             "responseId": self.response_id,
-            "message": self.message._to_dict({}),
+            "message": self.message.to_dict(),
             "stopReason": self.stop_reason,
             "usage": self.usage.to_dict(),
         }

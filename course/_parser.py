@@ -79,7 +79,9 @@ __all__ = [
     "DELAY",
     "MAX_DELAY",
     "MAX_RETRY_AFTER",
+    "MAX_STATUS",
     "MAX_TOKENS",
+    "MIN_STATUS",
     "ORDER_ERRORS",
     "RECORD_DEPTH",
     "RECORD_TYPES",
@@ -98,6 +100,7 @@ __all__ = [
     "describe",
     "freeze_record",
     "freeze_records",
+    "same_json",
     "stop_reasons",
     "usage_keys",
 ]
@@ -115,6 +118,11 @@ MAX_DELAY: Final = 3600
 
 MAX_RETRY_AFTER: Final = 86400
 """The longest ``retryAfter`` a transport error may give, in seconds (schema version 2)."""
+
+MIN_STATUS: Final = 400
+MAX_STATUS: Final = 599
+"""The HTTP error statuses a transport error's ``status`` may be, from ``MIN_STATUS``
+(schema version 2)."""
 
 STOP_REASONS: Final[Mapping[str, CourseStopReason]] = MappingProxyType(
     {
@@ -270,11 +278,11 @@ class Field:
                     f"Expected a number of seconds from 0 to {MAX_DELAY}, got {describe(value)}"
                 )
             case "status":
-                if type(value) is int and 400 <= value <= 599:
+                if type(value) is int and MIN_STATUS <= value <= MAX_STATUS:
                     return None
                 return _Problem(
-                    f"Expected an HTTP error status, an integer from 400 to 599, "
-                    f"got {describe(value)}"
+                    f"Expected an HTTP error status, an integer from {MIN_STATUS} to "
+                    f"{MAX_STATUS}, got {describe(value)}"
                 )
             case "retry after":
                 if _is_number(value, MAX_RETRY_AFTER):
@@ -293,28 +301,30 @@ record is judged."""
 
 
 class _Check(NamedTuple):
-    """A field as the payload check reads it, precomputed from the table: a value of
-    type ``accepts`` (and non-empty, if ``non_empty``) is accepted without a call of
-    the field's judge, which decides every other value."""
+    """A field as the payload check reads it, precomputed from the table for one schema
+    version: a value of type ``accepts`` (and non-empty, if ``non_empty``; and among
+    ``values``, if given) is accepted without a call of the field's judge, which
+    decides every other value."""
 
     name: str
     required: bool
     accepts: type | None
     non_empty: bool
+    values: frozenset[str] | None
     spec: Field
 
 
-# The kinds a value's type alone accepts (a string kind, non-empty too if it says so).
-_ACCEPTS: Final[dict[FieldKind, tuple[type, bool]]] = {
-    "string": (str, False),
-    "non-empty string": (str, True),
-    "object": (JsonObject, False),
-}
-
-
-def _check(spec: Field) -> _Check:
-    accepts, non_empty = _ACCEPTS.get(spec.kind, (None, False))
-    return _Check(spec.name, spec.required, accepts, non_empty, spec)
+def _check(spec: Field, version: int) -> _Check:
+    kind = spec.kind
+    values: frozenset[str] | None = None
+    if kind == "choice":
+        values = frozenset(spec.choices)
+    elif kind == "stop reason":
+        values = _STOP_REASONS_AT[version]
+    if values is not None or kind == "non-empty string":
+        return _Check(spec.name, spec.required, str, True, values, spec)
+    accepts = {"string": str, "object": JsonObject}.get(kind)
+    return _Check(spec.name, spec.required, accepts, False, None, spec)
 
 
 class RecordView(NamedTuple):
@@ -349,7 +359,7 @@ class RecordType:
             if version >= DELAY.since:
                 fields += (DELAY,)
             keys = frozenset({"type", *(f.name for f in fields)})
-            views.append(RecordView(fields, keys, tuple(_check(f) for f in fields)))
+            views.append(RecordView(fields, keys, tuple(_check(f, version) for f in fields)))
         latest = views[-1]
         assert latest is not None  # every type exists in the latest version
         object.__setattr__(self, "views", tuple(views))
@@ -545,7 +555,7 @@ def _fragments_problem(value: object, record: Mapping[str, object] | None) -> _P
     else:
         parsed = {}  # no fragment text at all stands for no arguments
     arguments = None if record is None else record.get("arguments")
-    if not _same_json(arguments, parsed):
+    if not same_json(arguments, parsed):
         return _Problem(
             f"Expected the fragments, joined ({describe(joined)}), to equal the call's "
             "`arguments` as JSON (the same keys and items; numbers of the same type and value)"
@@ -553,22 +563,22 @@ def _fragments_problem(value: object, record: Mapping[str, object] | None) -> _P
     return None
 
 
-def _same_json(frozen: object, plain: PlainJson) -> bool:
-    """Whether a read-only JSON value equals a plain one as JSON: the same keys (order
-    ignored), the same items, and scalars of the same type and value (``1`` is not
-    ``1.0``, nor ``true``). Iterative, and bounded by the size of ``plain``, a tree."""
-    pending: list[tuple[object, object]] = [(frozen, plain)]
+def same_json(value: object, plain: PlainJson) -> bool:
+    """Whether a JSON value, read-only or plain, equals a plain one as JSON: the same keys
+    (order ignored), the same items, and scalars of the same type and value (``1`` is
+    not ``1.0``, nor ``true``). Iterative, and bounded by the size of ``plain``, a tree."""
+    pending: list[tuple[object, object]] = [(value, plain)]
     while pending:
         left, right = pending.pop()
         kind = type(left)
-        if kind is JsonObject:
+        if kind is JsonObject or kind is dict:
             if type(right) is not dict or len(left) != len(right):  # type: ignore[arg-type]
                 return False
             for key, item in left.items():  # type: ignore[attr-defined]
                 if key not in right:
                     return False
                 pending.append((item, right[key]))
-        elif kind is JsonArray:
+        elif kind is JsonArray or kind is list:
             if type(right) is not list or len(left) != len(right):  # type: ignore[arg-type]
                 return False
             pending.extend(zip(left, right, strict=True))  # type: ignore[call-overload]
@@ -910,10 +920,14 @@ class ResponseParser:
             raise self._unknown_field(kind, keys, record, index)
         version = self._version
         usage = None
-        for name, required, accepts, non_empty, spec in view.checks:
+        for name, required, accepts, non_empty, values, spec in view.checks:
             value = record.get(name, _MISSING)
-            if type(value) is accepts and (not non_empty or value):
-                continue  # the commonest fields, accepted by their type at once
+            if (
+                type(value) is accepts
+                and (not non_empty or value)
+                and (values is None or value in values)
+            ):
+                continue  # the commonest values, accepted at once by the table's data
             if value is _MISSING:
                 if required:
                     raise self._error(

@@ -4,10 +4,10 @@ Everything in it comes from the definitions the adapter itself enforces: the tab
 record types (``RECORD_TYPES``), which the parser reads records by, each row and field
 with the schema version it arrived in, the usage aliases (``USAGE_ALIASES``,
 ``USAGE_DETAIL_ALIASES``), the stop reasons (``STOP_REASONS``), the limits
-(``MAX_TOKENS``, ``MAX_DELAY``, ``MAX_RETRY_AFTER``) and the fixture's and a response's
-closed keys. Change one of those and the schema follows, so the two cannot drift.
-``course-fixture schema`` prints it: by default one schema for both versions, chosen by
-``schemaVersion``; with a version, that version's alone.
+(``MAX_TOKENS``, ``MAX_DELAY``, ``MAX_RETRY_AFTER``, ``MIN_STATUS``, ``MAX_STATUS``) and
+the fixture's and a response's closed keys. Change one of those and the schema follows,
+so the two cannot drift. ``course-fixture schema`` prints it: by default one schema for
+both versions, chosen by ``schemaVersion``; with a version, that version's alone.
 
 A schema describes shape only, so the implication is one-way: every fixture this
 schema rejects, the adapter rejects too (at construction, or when the response
@@ -24,7 +24,9 @@ from ._json import MAX_DEPTH, PlainJson
 from ._parser import (
     MAX_DELAY,
     MAX_RETRY_AFTER,
+    MAX_STATUS,
     MAX_TOKENS,
+    MIN_STATUS,
     SCHEMA_VERSIONS,
     STOP_REASONS,
     USAGE_ALIASES,
@@ -83,7 +85,10 @@ _KIND_DESCRIPTIONS: Final = {
         "The arguments received before the cut: an array of strings, need not join into JSON."
     ),
     "delay": f"Seconds to wait before the record is judged: a number from 0 to {MAX_DELAY}.",
-    "status": "The HTTP status a provider would answer with: an integer from 400 to 599.",
+    "status": (
+        "The HTTP status a provider would answer with: "
+        f"an integer from {MIN_STATUS} to {MAX_STATUS}."
+    ),
     "retry after": (
         f"The provider's `Retry-After`, in seconds: a number from 0 to {MAX_RETRY_AFTER}."
     ),
@@ -135,8 +140,8 @@ def _field_schema(field: Field, version: int, prefix: str) -> dict[str, PlainJso
         case "status":
             return {
                 "type": "integer",
-                "minimum": 400,
-                "maximum": 599,
+                "minimum": MIN_STATUS,
+                "maximum": MAX_STATUS,
                 "description": _KIND_DESCRIPTIONS[kind],
             }
         case _:  # pragma: no cover

@@ -424,7 +424,9 @@ def _check_stall(stall: object) -> None:
         )
     if not 0 <= stall <= _parser.MAX_DELAY:  # NaN and the infinities fail it too
         shown = repr(stall) if type(stall) is float or abs(stall) < 10**20 else "a long int"
-        raise ValueError(f"variants: `stall` must be from 0 to 3,600 seconds, got {shown}")
+        raise ValueError(
+            f"variants: `stall` must be from 0 to {_parser.MAX_DELAY:,} seconds, got {shown}"
+        )
 
 
 def _check_fault(

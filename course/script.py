@@ -65,9 +65,6 @@ _MAX_ARGUMENTS_DEPTH: Final = _json.MAX_DEPTH - _parser.ARGUMENTS_DEPTH
 _INT_LIMIT: Final[int] = 10**_json.MAX_INT_DIGITS
 
 _STOP_WORDS: Final = tuple(_parser.STOP_REASONS)
-_MAX_DELAY: Final = _parser.MAX_DELAY
-_MAX_RETRY_AFTER: Final = _parser.MAX_RETRY_AFTER
-_MIN_STATUS, _MAX_STATUS = 400, 599
 
 
 @final
@@ -183,7 +180,7 @@ class Wait:
     seconds: int | float
 
     def __post_init__(self) -> None:
-        _check_seconds("wait", "seconds", self.seconds, _MAX_DELAY)
+        _check_seconds("wait", "seconds", self.seconds, _parser.MAX_DELAY)
 
 
 @final
@@ -204,13 +201,13 @@ class Failure:
         if self.status is not None:
             if type(self.status) is not int:
                 raise TypeError(f"error: `status` must be an int or None, got {_kind(self.status)}")
-            if not _MIN_STATUS <= self.status <= _MAX_STATUS:
+            if not _parser.MIN_STATUS <= self.status <= _parser.MAX_STATUS:
                 raise ValueError(
-                    f"error: `status` must be an HTTP error status from {_MIN_STATUS} to "
-                    f"{_MAX_STATUS}, got {_shown(self.status)}"
+                    f"error: `status` must be an HTTP error status from {_parser.MIN_STATUS} to "
+                    f"{_parser.MAX_STATUS}, got {_shown(self.status)}"
                 )
         if self.retry_after is not None:
-            _check_seconds("error", "retry_after", self.retry_after, _MAX_RETRY_AFTER)
+            _check_seconds("error", "retry_after", self.retry_after, _parser.MAX_RETRY_AFTER)
 
 
 @final
@@ -296,7 +293,7 @@ class Response:
             if getattr(self, argument) is not None:
                 _check_name("response", argument, getattr(self, argument))
         if self.start_delay is not None:
-            _check_seconds("response", "start_delay", self.start_delay, _MAX_DELAY)
+            _check_seconds("response", "start_delay", self.start_delay, _parser.MAX_DELAY)
         if self.start_usage is not None:
             object.__setattr__(self, "start_usage", _usage(self.start_usage, "start_usage"))
 
@@ -690,27 +687,11 @@ def _check_fragments(fragments: tuple[str, ...], arguments: dict[str, object]) -
         raise ValueError(
             f"call: `fragments` join into text that is not strict JSON: {refusal.message}"
         ) from None
-    if not _same_json(streamed, arguments):
+    if not _parser.same_json(arguments, streamed):
         raise ValueError(
             "call: `fragments` join into JSON that differs from `arguments` "
             "(ints and floats differ, and so do booleans and numbers)"
         )
-
-
-def _same_json(left: object, right: object) -> bool:
-    """Equal as JSON: as ``==``, except that an int, a float and a bool never meet."""
-    kind = type(left)
-    if kind is not type(right):
-        return False
-    if kind is dict:
-        mine, theirs = cast("dict[str, object]", left), cast("dict[str, object]", right)
-        return mine.keys() == theirs.keys() and all(
-            _same_json(value, theirs[key]) for key, value in mine.items()
-        )
-    if kind is list:
-        mine_list, theirs_list = cast("list[object]", left), cast("list[object]", right)
-        return len(mine_list) == len(theirs_list) and all(map(_same_json, mine_list, theirs_list))
-    return left == right
 
 
 def _check_seconds(where: str, argument: str, value: object, limit: int) -> None:

@@ -7,7 +7,12 @@ import copy
 import json
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Coroutine
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Awaitable, Coroutine, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -214,3 +219,43 @@ def child_env(**extra: str) -> dict[str, str]:
     quiet = ("PYTHONASYNCIODEBUG", "PYTHONDEVMODE")
     env = {key: value for key, value in os.environ.items() if key not in quiet}
     return {**env, **extra}
+
+
+@contextmanager
+def command_running(
+    runner: str, started: str, *args: str
+) -> Iterator[tuple[subprocess.Popen[str], str, str]]:
+    """A foreground command (``runner``, Python source run with ``args``) in a
+    subprocess, its base URL (the group of ``started``, a pattern its first line
+    matches), and the banner it printed (up to its ``Anthropic:`` line)."""
+    root = Path(__file__).resolve().parent.parent
+    process = subprocess.Popen(
+        [sys.executable, "-W", "error", "-c", runner, *args],
+        cwd=root,
+        env=child_env(PYTHONPATH=str(root), NO_COLOR="1"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        match = re.search(started, first)
+        assert match is not None, first + process.stderr.read()  # type: ignore[union-attr]
+        # Read the whole banner here: communicate() later reads the pipe, not this buffer.
+        banner = [first]
+        while not banner[-1].lstrip().startswith("Anthropic:"):
+            banner.append(process.stdout.readline())
+        yield process, match.group(1), "".join(banner)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate(timeout=30)
+
+
+def stop(process: subprocess.Popen[str], how: signal.Signals) -> tuple[int, str, str]:
+    """Signal a running command (unless it ended), and its exit code, stdout and stderr."""
+    if process.poll() is None:
+        process.send_signal(how)
+    out, err = process.communicate(timeout=30)
+    return process.returncode, out, err

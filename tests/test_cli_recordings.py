@@ -481,3 +481,19 @@ def test_the_import_report_names_every_stop_reason(stop_reason: str, outcome: st
     frozen = cast("Mapping[str, JsonValue]", refreeze(response))
     recording = Recording("anthropic", frozen, {}, truncated=False, schema_version=2)
     assert summary(recording) == f"anthropic, 2 records, {outcome}"
+
+
+def test_the_import_report_escapes_the_recordings_own_words() -> None:
+    # The provider's error code and the ignored events' kinds come from the recording:
+    # like every other piece of file data on a report line, they cannot break the line
+    # or drive the terminal.
+    start: PlainJson = {"type": "response_start", "responseId": "r", "role": "assistant"}
+    error: PlainJson = {"type": "transport_error", "message": "m", "code": "over\x1b[31m\nFAKE"}
+    response: PlainJson = {"records": [start, error]}
+    frozen = cast("Mapping[str, JsonValue]", refreeze(response))
+    ignored = {"content_block_start:x\x1b[2J\r": 1}
+    recording = Recording("anthropic", frozen, ignored, truncated=False, schema_version=2)
+    assert summary(recording) == (
+        "anthropic, 2 records, transport_error over\\x1b[31m\\nFAKE, "
+        "ignored: content_block_start:x\\x1b[2J\\r 1"
+    )

@@ -9,8 +9,7 @@ import re
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import httpx2
@@ -19,7 +18,7 @@ import pytest
 
 from course._cli import COMMANDS
 
-from .helpers import child_env
+from .helpers import child_env, command_running, stop
 from .record_helpers import OPENAI_KEY, Reply, events, recording, upstream
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,37 +30,9 @@ sys.exit(main(["record", *sys.argv[1:]]))
 """
 
 
-@contextmanager
-def recording_cli(*args: str) -> Iterator[tuple[subprocess.Popen[str], str, str]]:
+def recording_cli(*args: str) -> AbstractContextManager[tuple[subprocess.Popen[str], str, str]]:
     """The command running in a subprocess, its base URL, and the banner it printed."""
-    process = subprocess.Popen(
-        [sys.executable, "-W", "error", "-c", RUNNER, *args],
-        cwd=ROOT,
-        env=child_env(PYTHONPATH=str(ROOT), NO_COLOR="1"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        first = process.stdout.readline()
-        match = re.search(r"through (http://\S+) \(Ctrl-C to write and stop\)", first)
-        assert match is not None, first + process.stderr.read()  # type: ignore[union-attr]
-        banner = [first]
-        while not banner[-1].lstrip().startswith("Anthropic:"):
-            banner.append(process.stdout.readline())
-        yield process, match.group(1), "".join(banner)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate(timeout=30)
-
-
-def stop(process: subprocess.Popen[str], how: signal.Signals) -> tuple[int, str, str]:
-    if process.poll() is None:
-        process.send_signal(how)
-    out, err = process.communicate(timeout=30)
-    return process.returncode, out, err
+    return command_running(RUNNER, r"through (http://\S+) \(Ctrl-C to write and stop\)", *args)
 
 
 def test_record_is_a_command() -> None:

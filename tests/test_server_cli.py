@@ -8,15 +8,14 @@ import re
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import httpx2
 import openai
 import pytest
 
-from .helpers import ROUNDTRIP_PATH, child_env
+from .helpers import ROUNDTRIP_PATH, child_env, command_running, stop
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,38 +29,9 @@ sys.exit(command.run(parser.parse_args(sys.argv[1:])))
 """
 
 
-@contextmanager
-def serving(*args: str) -> Iterator[tuple[subprocess.Popen[str], str, str]]:
+def serving(*args: str) -> AbstractContextManager[tuple[subprocess.Popen[str], str, str]]:
     """The command running in a subprocess, its base URL, and the banner it printed."""
-    process = subprocess.Popen(
-        [sys.executable, "-W", "error", "-c", RUNNER, *args],
-        cwd=ROOT,
-        env=child_env(PYTHONPATH=str(ROOT), NO_COLOR="1"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        first = process.stdout.readline()
-        match = re.search(r"on (http://\S+) \(Ctrl-C to stop\)", first)
-        assert match is not None, first + process.stderr.read()  # type: ignore[union-attr]
-        # Read the whole banner here: communicate() later reads the pipe, not this buffer.
-        banner = [first]
-        while not banner[-1].lstrip().startswith("Anthropic:"):
-            banner.append(process.stdout.readline())
-        yield process, match.group(1), "".join(banner)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate(timeout=30)
-
-
-def stop(process: subprocess.Popen[str], how: signal.Signals) -> tuple[int, str, str]:
-    if process.poll() is None:
-        process.send_signal(how)
-    out, err = process.communicate(timeout=30)
-    return process.returncode, out, err
+    return command_running(RUNNER, r"on (http://\S+) \(Ctrl-C to stop\)", *args)
 
 
 @pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])

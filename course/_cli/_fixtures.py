@@ -33,6 +33,7 @@ from .._json_text import TextPositions, item_spans
 from .._loading import parse_fixture_text, place, read_fixture_text
 from .._model import CourseModelChunk, CourseModelRequest, CourseModelResponse
 from .._parser import (
+    MAX_TOKENS,
     RECORD_TYPES,
     SCHEMA_VERSIONS,
     USAGE_ALIASES,
@@ -117,7 +118,7 @@ def _usage(text: str) -> tuple[int, int]:
         counts = tuple(int(part, 10) for part in parts)
     except ValueError:
         counts = ()
-    if len(counts) != 2 or not all(0 <= count <= 2**53 - 1 for count in counts):
+    if len(counts) != 2 or not all(0 <= count <= MAX_TOKENS for count in counts):
         raise argparse.ArgumentTypeError(f"expected IN,OUT (two token counts), got {text!r}")
     return counts
 

@@ -172,7 +172,8 @@ def _write(path: str, text: str) -> str | None:
 
 def summary(recording: Recording) -> str:
     """``openai-chat, 5 records, toolCall, ignored: ping 2`` (the outcome: ``cut``,
-    ``transport_error CODE``, or the normalized stop reason)."""
+    ``transport_error CODE``, or the normalized stop reason), control characters escaped:
+    the code and the ignored events' kinds are the recording's own words."""
     records = cast("tuple[Mapping[str, JsonValue], ...]", recording.response["records"])
     last = records[-1] if records else {}
     if recording.truncated:
@@ -186,4 +187,4 @@ def summary(recording: Recording) -> str:
     if recording.ignored:
         ignored = ", ".join(f"{key} {value}" for key, value in sorted(recording.ignored.items()))
         text += f", ignored: {ignored}"
-    return text
+    return one_line(text)

@@ -11,11 +11,8 @@ usage error, a missing extra (``course[record]``) or an output that cannot be wr
 from __future__ import annotations
 
 import argparse
-import contextlib
-import logging
 import sys
 import time
-from collections.abc import Iterator
 from typing import Final
 
 from .._text import one_line, plural
@@ -23,8 +20,8 @@ from ..vendors._answer import PROVIDERS
 from ..vendors._record import DEFAULT_UPSTREAMS, FixtureRecorder, logger, record
 from ..vendors._recording import RecordingError
 from ..vendors._server import ROUTES
-from ._output import BOLD, DIM, EXIT_FAILED, EXIT_NOT_A_FIXTURE, EXIT_OK, RED, Out
-from .serve import _interruptible
+from ._output import BOLD, EXIT_FAILED, EXIT_NOT_A_FIXTURE, EXIT_OK, RED, Out
+from .serve import _interruptible, _log_lines, _sdk_lines
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -82,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     except (RuntimeError, ValueError) as exc:  # no extra; a bad URL, host or port
         print(f"course-fixture record: {exc}", file=sys.stderr)
         return EXIT_NOT_A_FIXTURE
-    with _call_log(), _interruptible():
+    with _log_lines(logger), _interruptible():
         try:
             recorder.__enter__()
         except OSError as exc:  # the address is taken, or not this machine's
@@ -135,28 +132,4 @@ def _banner(out: Out, recorder: FixtureRecorder, name: str, upstreams: dict[str,
     for path, format in ROUTES.items():
         target = upstreams[PROVIDERS[format]].rstrip("/") + path
         out.line(f"  {format:<17} POST {url}{path} -> {one_line(target)}")
-    out.line(
-        f'  OpenAI:     OpenAI(base_url="{url}/v1")'
-        + out.paint(f"   # or OPENAI_BASE_URL={url}/v1", DIM)
-    )
-    out.line(
-        f'  Anthropic:  Anthropic(base_url="{url}")'
-        + out.paint(f"   # or ANTHROPIC_BASE_URL={url}", DIM)
-    )
-
-
-@contextlib.contextmanager
-def _call_log() -> Iterator[None]:
-    """The recorder's one line per call, on stdout, for as long as it records."""
-    handler = logging.StreamHandler(sys.stdout)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
-    level, propagate = logger.level, logger.propagate
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
-    try:
-        yield
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
-        logger.propagate = propagate
+    _sdk_lines(out, url)

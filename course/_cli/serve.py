@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     except (RuntimeError, ValueError) as exc:  # no uvicorn; a bad host or port
         print(f"course-fixture serve: {exc}", file=sys.stderr)
         return EXIT_NOT_A_FIXTURE
-    with _request_log(), _interruptible():
+    with _log_lines(logger), _interruptible():
         try:
             with server:
                 _banner(out, server, args.file, adapter.pending)
@@ -103,14 +103,18 @@ def _banner(out: Out, server: FixtureServer, name: str, responses: int) -> None:
     for path, format in ROUTES.items():
         out.line(f"  {format:<17} POST {url}{path}")
     out.line(f"  {'models':<17} GET  {url}{MODELS_PATH}")
-    out.line(
-        f'  OpenAI:     OpenAI(base_url="{url}/v1", api_key="test")'
-        + out.paint(f"   # or OPENAI_BASE_URL={url}/v1 OPENAI_API_KEY=test", DIM)
-    )
-    out.line(
-        f'  Anthropic:  Anthropic(base_url="{url}", api_key="test")'
-        + out.paint(f"   # or ANTHROPIC_BASE_URL={url} ANTHROPIC_API_KEY=test", DIM)
-    )
+    _sdk_lines(out, url, api_key="test")
+
+
+def _sdk_lines(out: Out, url: str, *, api_key: str | None = None) -> None:
+    """How to point each SDK at ``url``, with ``api_key`` when it needs no real one."""
+    for sdk, base_url, env in (("OpenAI", f"{url}/v1", "OPENAI"), ("Anthropic", url, "ANTHROPIC")):
+        argument = "" if api_key is None else f', api_key="{api_key}"'
+        variable = "" if api_key is None else f" {env}_API_KEY={api_key}"
+        out.line(
+            f'  {sdk + ":":<12}{sdk}(base_url="{base_url}"{argument})'
+            + out.paint(f"   # or {env}_BASE_URL={base_url}{variable}", DIM)
+        )
 
 
 def _wait(server: FixtureServer) -> None:
@@ -120,8 +124,9 @@ def _wait(server: FixtureServer) -> None:
 
 
 @contextlib.contextmanager
-def _request_log() -> Iterator[None]:
-    """The server's one line per request, on stdout, for as long as it serves."""
+def _log_lines(logger: logging.Logger) -> Iterator[None]:
+    """``logger``'s records (serve's one per request, record's one per call), on stdout,
+    for as long as the command runs."""
     handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
     level, propagate = logger.level, logger.propagate

@@ -504,11 +504,7 @@ class Importer(StreamImporter):
         cache_read = self.count(usage, "cache_read_input_tokens", path, optional=True)
         cache_write = self.count(usage, "cache_creation_input_tokens", path, optional=True)
         output_tokens = self.count(usage, "output_tokens", path, optional=True)
-        details = self.obj(usage, "output_tokens_details", path, optional=True)
-        thinking = None
-        if details is not None:
-            details_path = (*path, "output_tokens_details")
-            thinking = self.count(details, "thinking_tokens", details_path, optional=True)
+        thinking = self.detail(usage, "output_tokens_details", "thinking_tokens", path)
         if cache_read is not None:
             counts.cache_read = cache_read
         if cache_write is not None:
@@ -874,8 +870,7 @@ class Renderer(StreamRenderer):
         """The call's ``argumentFragments``, which no chunk carries: the followed stream
         has them. ``()`` when the call has none (or nothing is followed), but for a cut
         call (``joined``: its text), whose fragments are then that text, in one piece."""
-        stream = self.stream
-        found = None if stream is None else stream._argument_fragments(call_id)
+        found = self.argument_fragments(call_id)
         if found is not None:
             return found
         return () if joined is None or not joined else (joined,)

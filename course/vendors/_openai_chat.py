@@ -406,17 +406,13 @@ class Importer(StreamImporter):
         assert prompt is not None and completion is not None  # required counts
         if self.schema_version < 2:
             return _Counts(prompt, completion)
-        cache_read = cache_write = reasoning = None
-        details = self.obj(usage, "prompt_tokens_details", path, optional=True)
-        if details is not None:
-            details_path: Path = (*path, "prompt_tokens_details")
-            cache_read = self.count(details, "cached_tokens", details_path, optional=True)
-            cache_write = self.count(details, "cache_write_tokens", details_path, optional=True)
-        details = self.obj(usage, "completion_tokens_details", path, optional=True)
-        if details is not None:
-            details_path = (*path, "completion_tokens_details")
-            reasoning = self.count(details, "reasoning_tokens", details_path, optional=True)
-        return _Counts(prompt, completion, cache_read, cache_write, reasoning)
+        return _Counts(
+            prompt,
+            completion,
+            self.detail(usage, "prompt_tokens_details", "cached_tokens", path),
+            self.detail(usage, "prompt_tokens_details", "cache_write_tokens", path),
+            self.detail(usage, "completion_tokens_details", "reasoning_tokens", path),
+        )
 
     def _choice(self, item: PlainJson, position: int) -> _Choice:
         path: Path = ("choices", position)
@@ -829,12 +825,12 @@ class Renderer(StreamRenderer):
         if isinstance(chunk, CourseRefusalDeltaChunk):
             return self._opening(None, refusal=True) + self._chunk({"refusal": chunk.text})
         if isinstance(chunk, CourseToolCallChunk):
-            fragments = self._fragments_of(chunk)
+            fragments = self.argument_fragments(chunk.id)
             if fragments is None:
                 fragments = (compact(thaw(chunk.arguments)),)
             return self._call(chunk.id, chunk.name, fragments)
         if isinstance(chunk, CourseIncompleteToolCallChunk):
-            fragments = self._fragments_of(chunk)
+            fragments = self.argument_fragments(chunk.id)
             if fragments is None:
                 fragments = (chunk.arguments_text,)
             return self._call(chunk.id, chunk.name, fragments)
@@ -900,18 +896,12 @@ class Renderer(StreamRenderer):
         code, message = error_words(error)
         return {"error": {"message": message, "type": code, "code": code}}
 
-    def _fragments_of(
-        self, call: CourseToolCallChunk | CourseIncompleteToolCallChunk | CourseToolCallBlock
-    ) -> Sequence[str] | None:
-        """The call's ``argumentFragments`` as the fixture has them, else ``None``."""
-        return None if self.stream is None else self.stream._argument_fragments(call.id)
-
     def _arguments_text(self, block: CourseToolCallBlock | CourseIncompleteToolCallBlock) -> str:
         """A call's whole arguments text: its fragments joined (a cut call's always),
         else compact JSON."""
         if isinstance(block, CourseIncompleteToolCallBlock):
             return block.arguments_text
-        fragments = self._fragments_of(block)
+        fragments = self.argument_fragments(block.id)
         return compact(thaw(block.arguments)) if fragments is None else "".join(fragments)
 
     def _call(self, call_id: str, name: str, fragments: Sequence[str]) -> str:

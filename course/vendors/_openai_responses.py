@@ -778,17 +778,13 @@ class Importer(StreamImporter):
         assert input_tokens is not None and output_tokens is not None  # both required
         if self.schema_version < 2:
             return (input_tokens, output_tokens, None, None, None)
-        cache_read = cache_write = reasoning = None
-        inputs = self.obj(recorded, "input_tokens_details", path, optional=True)
-        if inputs is not None:
-            inputs_path: Path = (*path, "input_tokens_details")
-            cache_read = self.count(inputs, "cached_tokens", inputs_path, optional=True)
-            cache_write = self.count(inputs, "cache_write_tokens", inputs_path, optional=True)
-        outputs = self.obj(recorded, "output_tokens_details", path, optional=True)
-        if outputs is not None:
-            outputs_path: Path = (*path, "output_tokens_details")
-            reasoning = self.count(outputs, "reasoning_tokens", outputs_path, optional=True)
-        return (input_tokens, output_tokens, cache_read, cache_write, reasoning)
+        return (
+            input_tokens,
+            output_tokens,
+            self.detail(recorded, "input_tokens_details", "cached_tokens", path),
+            self.detail(recorded, "input_tokens_details", "cache_write_tokens", path),
+            self.detail(recorded, "output_tokens_details", "reasoning_tokens", path),
+        )
 
     def _error_body(self, body: PlainObject) -> None:
         """The error body of an HTTP answer: ``{"error": {"message": ..., "code": ...}}``."""
@@ -906,7 +902,7 @@ class Renderer(StreamRenderer):
         if type(chunk) is CourseTextDeltaChunk:
             return self._close_reasoning() + self._delta(_TEXT_PART, chunk.text)
         if type(chunk) is CourseToolCallChunk:
-            fragments = self._fragments_of(chunk.id) or [compact(thaw(chunk.arguments))]
+            fragments = self.argument_fragments(chunk.id) or (compact(thaw(chunk.arguments)),)
             return self._function_call(chunk.id, chunk.name, fragments, "completed")
         if type(chunk) is CourseThinkingDeltaChunk:
             return self._thinking(chunk.text, chunk.content_index)
@@ -915,9 +911,9 @@ class Renderer(StreamRenderer):
         if type(chunk) is CourseRefusalDeltaChunk:
             return self._close_reasoning() + self._delta(_REFUSAL_PART, chunk.text)
         if type(chunk) is CourseIncompleteToolCallChunk:
-            fragments = self._fragments_of(chunk.id)
+            fragments = self.argument_fragments(chunk.id) or ()
             if "".join(fragments) != chunk.arguments_text:  # its records are not at hand
-                fragments = [chunk.arguments_text] if chunk.arguments_text else []
+                fragments = (chunk.arguments_text,) if chunk.arguments_text else ()
             return self._function_call(chunk.id, chunk.name, fragments, "incomplete")
         # A redacted thinking block has no place in this format: it is left out (a
         # thinking block after it is another block, so another reasoning item).
@@ -1045,7 +1041,9 @@ class Renderer(StreamRenderer):
 
     # -- a function call item --------------------------------------------------------------
 
-    def _function_call(self, call_id: str, name: str, fragments: list[str], status: str) -> str:
+    def _function_call(
+        self, call_id: str, name: str, fragments: tuple[str, ...], status: str
+    ) -> str:
         """A function call item: added, one arguments delta per fragment, then (unless the
         call was cut: ``status`` ``incomplete``) the arguments and the item done."""
         events = self._close_all()  # a tool call ends a run of text, and a thinking block
@@ -1070,13 +1068,6 @@ class Renderer(StreamRenderer):
             )
             + self._event("response.output_item.done", {"output_index": index, "item": final})
         )
-
-    def _fragments_of(self, call_id: str) -> list[str]:
-        """The call's ``argumentFragments`` (``[]``: none), from the followed stream (a
-        chunk does not carry them)."""
-        stream = self.stream
-        fragments = None if stream is None else stream._argument_fragments(call_id)
-        return list(fragments or ())
 
     # -- the events and the response object ------------------------------------------------
 
@@ -1143,7 +1134,7 @@ class Renderer(StreamRenderer):
             if type(block) is CourseTextBlock:
                 self._delta(_TEXT_PART, block.text)
             elif type(block) is CourseToolCallBlock:
-                fragments = self._fragments_of(block.id) or [compact(thaw(block.arguments))]
+                fragments = self.argument_fragments(block.id) or (compact(thaw(block.arguments)),)
                 self._function_call(block.id, block.name, fragments, "completed")
             elif type(block) is CourseThinkingBlock:
                 self._thinking(block.text, index)
@@ -1151,7 +1142,7 @@ class Renderer(StreamRenderer):
             elif type(block) is CourseRefusalBlock:
                 self._delta(_REFUSAL_PART, block.text)
             elif type(block) is CourseIncompleteToolCallBlock:
-                self._function_call(block.id, block.name, [block.arguments_text], "incomplete")
+                self._function_call(block.id, block.name, (block.arguments_text,), "incomplete")
             else:  # redacted thinking: left out
                 assert type(block) is CourseRedactedThinkingBlock
         reason = _incomplete_reason(response)

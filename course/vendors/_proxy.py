@@ -1,11 +1,10 @@
 """The recording proxy: ``serve``'s routes, forwarded to the real providers, kept.
 
-``ProxyApp`` is ``serve``'s ``FixtureApp`` with one change: a POST to a model route whose
-body is a JSON object is *forwarded* instead of answered from a fixture. Every other
-request (another path or method, a body that is not a JSON object or too large, a
-request while stopping) is answered by ``FixtureApp`` itself, exactly as ``serve``
-answers it, so that what takes a response while recording is what takes one in the
-replay.
+``ProxyApp`` is ``serve``'s ``FixtureApp`` with one change: a model call that ``serve``
+would answer from a fixture (a POST to a model route whose body is a JSON object, while
+not stopping) is *forwarded* instead (``FixtureApp._respond``). Every other request is
+refused by ``FixtureApp`` itself, exactly as ``serve`` refuses it, so that what takes a
+response while recording is what takes one in the replay.
 
 A forwarded request is an ``Answer``: the request goes upstream unchanged but for the
 hop-by-hop headers, ``host``, ``content-length`` and ``accept-encoding`` (the proxy asks
@@ -19,49 +18,37 @@ is left incomplete, which uvicorn reports and ends by closing the connection), s
 client sees what the provider did. An upstream that cannot be reached is answered 502
 in the route's error shape.
 
-``ProxyServer`` is ``FixtureServer`` closing the proxy's HTTP client on the server's own
-event loop once uvicorn has stopped. This module needs httpx2 and uvicorn (the extra
-``course[record]``): ``course.vendors._record`` imports it only once it has checked them.
+``FixtureServer`` runs it, and closes the proxy's HTTP client on the server's own event
+loop once uvicorn has stopped (``FixtureApp._aclose``). This module needs httpx2 and
+uvicorn (the extra ``course[record]``): ``course.vendors._record`` imports it only once
+it has checked them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Final, cast
+from typing import Final, cast
 
 import httpx2
 
 from .._json import JsonValue, PlainJson, refreeze
-from . import _server
 from ._answer import PROVIDERS, Answer, Ending
 from ._redaction import credentials
 from ._server import (
-    _REQUEST_ID_HEADER,
-    ROUTES,
     FixtureApp,
-    FixtureServer,
     Message,
     Receive,
     Scope,
-    Send,
     _Answer,
     _ClientGone,
-    _parse_body,
-    _provider,
-    _refusal,
     _route_path,
-    _Stopped,
     _until_disconnect,
 )
 
-if TYPE_CHECKING:
-    from ._uvicorn import Server
-
-__all__ = ["ProxyApp", "ProxyServer"]
+__all__ = ["ProxyApp"]
 
 HOP_BY_HOP: Final = frozenset(
     {
@@ -158,33 +145,22 @@ class ProxyApp(FixtureApp):
         for relay in self._relays:
             relay.stop()
 
-    async def aclose(self) -> None:
+    async def _aclose(self) -> None:
         """Close the HTTP client (on the loop that used it, once serving has stopped)."""
         await self._client.aclose()
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope.get("type") == "http" and scope.get("method") == "POST":
-            path = _route_path(scope)
-            format = ROUTES.get(path)
-            if format is not None:
-                await self._post(format, path, scope, receive, send)
-                return
-        await super().__call__(scope, receive, send)
-
-    async def _post(
-        self, format: str, path: str, scope: Scope, receive: Receive, send: Send
+    async def _respond(
+        self,
+        scope: Scope,
+        format: str,
+        reply: _Answer,
+        receive: Receive,
+        *,
+        body: bytes,
+        request: dict[str, PlainJson],
     ) -> None:
-        body = await self._read_body(receive)
-        # serve's own limit, read where serve reads it.
-        request = (
-            None
-            if not isinstance(body, bytes) or len(body) > _server.MAX_BODY
-            else _parse_body(body)
-        )
-        if not isinstance(body, bytes) or not isinstance(request, dict) or self._closing:
-            # Not a model call: what serve answers (400, 413, 503), from serve itself.
-            await super().__call__(scope, _replaying(body, receive), send)
-            return
+        """Forward the model call, relay the answer, and hand it on once it has ended."""
+        path = _route_path(scope)
         headers = list(cast("list[tuple[bytes, bytes]]", scope.get("headers", [])))
         query = cast("bytes", scope.get("query_string", b""))
         answer = Answer(
@@ -201,10 +177,7 @@ class ProxyApp(FixtureApp):
             headers=[*_forwarded(headers, _NOT_FORWARDED), _IDENTITY],
             content=body,
         )
-        provider = _provider(path, scope)
-        request_id = (_REQUEST_ID_HEADER[provider], f"request-{next(self._request_ids)}".encode())
-        reply = _Answer(send, provider, request_id)
-        relay = _Relay(answer, self._client, upstream, send, reply)
+        relay = _Relay(answer, self._client, upstream, reply)
         self._relays.add(relay)
         try:
             await relay.run(receive)
@@ -213,40 +186,19 @@ class ProxyApp(FixtureApp):
         self._on_answer(answer)
 
 
-def _replaying(body: bytes | _Stopped | None, receive: Receive) -> Receive:
-    """``receive`` with the body already read handed back first (or the disconnect).
-    (A body that the stop interrupted is not asked for again: serve answers 503.)"""
-    pending: list[Message] = [
-        {"type": "http.request", "body": body, "more_body": False}
-        if isinstance(body, bytes)
-        else {"type": "http.disconnect"}
-    ]
-
-    async def replay() -> Message:
-        return pending.pop() if pending else await receive()
-
-    return replay
-
-
 class _Relay:
     """One forwarded request: the upstream's answer streamed back, and kept."""
 
-    __slots__ = ("_client", "_reply", "_request", "_send", "_task", "answer")
+    __slots__ = ("_client", "_reply", "_request", "_task", "answer")
 
     def __init__(
-        self,
-        answer: Answer,
-        client: httpx2.AsyncClient,
-        request: httpx2.Request,
-        send: Send,
-        reply: _Answer,
+        self, answer: Answer, client: httpx2.AsyncClient, request: httpx2.Request, reply: _Answer
     ) -> None:
         self.answer = answer
         self._client = client
         self._request = request
-        self._send = send
         self._reply = reply
-        """serve's way to answer this request itself (the 502), with a request id."""
+        """serve's way to answer this request: its ``send``, and itself (the 502)."""
         self._task: asyncio.Task[None] | None = None
 
     async def run(self, receive: Receive) -> None:
@@ -306,32 +258,15 @@ class _Relay:
 
     async def _bad_gateway(self) -> None:
         """502, in the error shape of the provider the path belongs to."""
-        reply = self._reply
         message = (
             f"The recording proxy could not reach the {PROVIDERS[self.answer.format]} "
             f"upstream ({self.answer.reason})"
         )
-        # serve's shape and its word for a server-side failure (the one of its 503).
-        body = _refusal(reply.provider, 503, message)
-        error = body["error"]
-        if isinstance(error, dict) and "status" in error:  # Google's names its code
-            error["code"] = 502
         with contextlib.suppress(OSError):  # a client already gone
-            await reply.reply(502, body)
+            await self._reply.refuse(502, message)
 
     async def _pass(self, message: Message) -> None:
         try:
-            await self._send(message)
+            await self._reply.send(message)
         except OSError as exc:  # servers other than uvicorn report a lost client so
             raise _ClientGone from exc
-
-
-class ProxyServer(FixtureServer):
-    """``FixtureServer`` for a ``ProxyApp``: its HTTP client is closed on the server's
-    loop after uvicorn has stopped, so no connection outlives the loop."""
-
-    async def _serve(self, server: Server, listener: socket.socket) -> None:
-        try:
-            await super()._serve(server, listener)
-        finally:
-            await cast("ProxyApp", self.app).aclose()

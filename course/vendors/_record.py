@@ -23,7 +23,6 @@ import bisect
 import codecs
 import contextlib
 import gzip
-import inspect
 import json
 import logging
 import os
@@ -39,13 +38,13 @@ from .._json import JsonValue, PlainJson, thaw
 from .._text import one_line, plural, shorten
 from ._answer import Answer, Ending
 from ._importing import ERROR_MESSAGE_CHARS, FORMATS, _error_words, _parse, import_recording
-from ._recording import Event, Recording, RecordingError, RecordingErrorCode, Refusal
+from ._recording import Event, RecordingError, RecordingErrorCode, Refusal
 from ._redaction import Redactor
-from ._server import _check_address, _running_asyncio_loop, _trio
+from ._server import FixtureServer, _check_address, _running_asyncio_loop, _trio
 from ._sse import read_events
 
 if TYPE_CHECKING:
-    from ._proxy import ProxyApp, ProxyServer
+    from ._proxy import ProxyApp
 
 __all__ = ["DEFAULT_UPSTREAMS", "SCHEMA_VERSION", "FixtureRecorder", "record"]
 
@@ -73,10 +72,6 @@ logger = logging.getLogger("course.vendors.record")
 _Code = RecordingErrorCode
 _NUMBER: Final = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 _LINE_BREAK: Final = re.compile(r"\r\n|\r|\n")
-
-# While import_recording has no schema_version (a later task), the recorder imports
-# what it can and still writes version 2, which every version-1 record also is.
-_IMPORTS_VERSIONS: Final = "schema_version" in inspect.signature(import_recording).parameters
 
 
 def record(
@@ -161,13 +156,13 @@ class FixtureRecorder:
         port: int = 0,
         timing: bool = False,
     ) -> None:
-        from ._proxy import ProxyApp, ProxyServer  # noqa: PLC0415  (needs the extra)
+        from ._proxy import ProxyApp  # noqa: PLC0415  (needs the extra)
 
         self._path = path
         self._timing = timing
         self._recorded: dict[int, _Recorded] = {}
         self._app: ProxyApp = ProxyApp(upstreams, self._settle)
-        self._server: ProxyServer = ProxyServer(self._app, host=host, port=port)
+        self._server = FixtureServer(self._app, host=host, port=port)
         self._stopped = False
         self._secrets: set[str] = set()
         self._redacting: tuple[int, Redactor] = (0, Redactor(()))
@@ -351,22 +346,14 @@ def _record_answer(answer: Answer, timing: bool) -> Recorded:
         records: list[PlainJson] = [_error_record(answer, data)]
         truncated = False
     else:
-        recording = _import(data, answer)
+        recording = import_recording(
+            data, format=answer.format, source=answer.label, schema_version=SCHEMA_VERSION
+        )
         records = cast("list[PlainJson]", thaw(recording.response)["records"])
         truncated = recording.truncated
     if timing:
         _time(records, answer, data)
     return Recorded(answer.label, records, truncated)
-
-
-def _import(data: bytes, answer: Answer) -> Recording:
-    """The answer's body imported in its route's format, as version 2 where it can be."""
-    if _IMPORTS_VERSIONS:
-        versioned = cast("Callable[..., Recording]", import_recording)
-        return versioned(
-            data, format=answer.format, source=answer.label, schema_version=SCHEMA_VERSION
-        )
-    return import_recording(data, format=answer.format, source=answer.label)
 
 
 def _decoded(answer: Answer) -> bytes:

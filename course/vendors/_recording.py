@@ -628,6 +628,13 @@ class StreamImporter:
             )
         return value  # type: ignore[return-value]
 
+    @classmethod
+    def detail(cls, usage: PlainObject, details: str, key: str, path: Path) -> int | None:
+        """The optional token count ``usage[details][key]``, its details object optional
+        too (``None``: not reported); ``path`` is ``usage``'s."""
+        owner = cls.obj(usage, details, path, optional=True)
+        return None if owner is None else cls.count(owner, key, (*path, details), optional=True)
+
 
 _KINDS: Final[Mapping[type, str]] = {
     str: "a string",

@@ -77,6 +77,12 @@ class StreamRenderer:
         rendered. A subclass that overrides it calls this one."""
         self.stream = stream
 
+    def argument_fragments(self, call_id: str) -> tuple[str, ...] | None:
+        """The ``argumentFragments`` of the tool call ``call_id`` (complete or cut) in the
+        followed stream, which no chunk carries; ``None``: it has none, or no stream is
+        followed."""
+        return None if self.stream is None else self.stream._argument_fragments(call_id)
+
     def open(self, response_id: str) -> str:
         """The events that open the stream."""
         raise NotImplementedError

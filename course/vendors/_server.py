@@ -15,8 +15,8 @@ that cannot even send that (a client that stopped reading) is cancelled soon aft
 A request whose body is still arriving then is answered 503.
 
 Every answer carries the provider's request-id header, and refusals (400, 404, 405,
-413, 503: the requests that take no response) have the error shape of the provider
-the path belongs to.
+413, 503: the requests that take no response; the recording proxy's 502) have the
+error shape of the provider the path belongs to.
 
 ``FixtureServer`` runs the application with uvicorn (the optional extra
 ``course[serve]``) on its own event loop in a background thread: the documented
@@ -152,6 +152,7 @@ _REFUSAL_TYPES: Final[Mapping[str, Mapping[int, str]]] = {
         404: "invalid_request_error",
         405: "invalid_request_error",
         413: "invalid_request_error",
+        502: "server_error",
         503: "server_error",
     },
     _ANTHROPIC: {
@@ -159,6 +160,7 @@ _REFUSAL_TYPES: Final[Mapping[str, Mapping[int, str]]] = {
         404: "not_found_error",
         405: "invalid_request_error",
         413: "request_too_large",
+        502: "api_error",
         503: "api_error",
     },
     _GOOGLE: {
@@ -166,6 +168,7 @@ _REFUSAL_TYPES: Final[Mapping[str, Mapping[int, str]]] = {
         404: "NOT_FOUND",
         405: "INVALID_ARGUMENT",
         413: "INVALID_ARGUMENT",
+        502: "UNAVAILABLE",
         503: "UNAVAILABLE",
     },
 }
@@ -301,8 +304,7 @@ class FixtureApp:
         path = _route_path(scope)
         line = f"{_shown(method)} {_shown(path)}"
         provider = _provider(path, scope)
-        request_id = f"request-{next(self._request_ids)}"
-        answer = _Answer(send, provider, (_REQUEST_ID_HEADER[provider], request_id.encode()))
+        answer = _Answer(send, provider, f"request-{next(self._request_ids)}")
         format = ROUTES.get(path)
         if path == MODELS_PATH:
             await self._models(method, answer, line)
@@ -338,12 +340,27 @@ class FixtureApp:
             await answer.refuse(503, "The fixture server is stopping", _NO_RETRY)
             logger.info("%s -> 503 stopping", line)
             return
+        await self._respond(scope, format, answer, receive, body=body, request=request)
+
+    async def _respond(
+        self,
+        scope: Scope,
+        format: str,
+        answer: _Answer,
+        receive: Receive,
+        *,
+        body: bytes,
+        request: dict[str, PlainJson],
+    ) -> None:
+        """Answer a model call that no refusal stopped (``request``: its ``body`` as JSON)
+        with the adapter's next response. The recording proxy forwards it instead."""
+        line = f"POST {_shown(_route_path(scope))}"
         model = request.get("model")
         renderer = self._renderers[format](
             model if type(model) is str and model else DEFAULT_MODEL, request
         )
         controller = AbortController()
-        stream = self.adapter.stream(CourseModelRequest(request_id), controller.signal)
+        stream = self.adapter.stream(CourseModelRequest(answer.id), controller.signal)
         renderer.follow(stream)
         if stream._response_index is not None:  # an exhausted fixture took no response
             self._requests.append(cast("Mapping[str, JsonValue]", refreeze(request)))
@@ -351,8 +368,8 @@ class FixtureApp:
             stream,
             renderer,
             controller,
-            send,
-            request_id=answer.request_id,
+            answer.send,
+            request_id=answer.header,
             streaming=request.get("stream") is True,
             # The fixture's schema version decides when streaming begins (an internal
             # field of the adapter, as the stream's are of the stream).
@@ -364,6 +381,10 @@ class FixtureApp:
         finally:
             self._exchanges.discard(exchange)
             logger.info("%s -> %s", line, exchange.outcome())
+
+    async def _aclose(self) -> None:
+        """Release what the application holds, on its server's loop once serving has
+        stopped: nothing here (the recording proxy closes its HTTP client)."""
 
     async def _models(self, method: str, answer: _Answer, line: str) -> None:
         if method != "GET":
@@ -400,15 +421,16 @@ _STOPPED: Final = _Stopped()
 
 
 class _Answer:
-    """Who answers one request: its provider (for the error shape) and its request-id
-    header, which every answer carries."""
+    """Who answers one request: its ``send``, its provider (for the error shape) and
+    its request id (``id``), whose ``header`` every answer carries."""
 
-    __slots__ = ("_send", "provider", "request_id")
+    __slots__ = ("header", "id", "provider", "send")
 
-    def __init__(self, send: Send, provider: str, request_id: tuple[bytes, bytes]) -> None:
-        self._send = send
+    def __init__(self, send: Send, provider: str, request_id: str) -> None:
+        self.send = send
         self.provider = provider
-        self.request_id = request_id
+        self.id = request_id
+        self.header = (_REQUEST_ID_HEADER[provider], request_id.encode())
 
     async def refuse(self, status: int, message: str, *headers: tuple[bytes, bytes]) -> None:
         await self.reply(status, _refusal(self.provider, status, message), *headers)
@@ -416,14 +438,14 @@ class _Answer:
     async def reply(
         self, status: int, body: Mapping[str, PlainJson], *headers: tuple[bytes, bytes]
     ) -> None:
-        await self._send(
+        await self.send(
             {
                 "type": "http.response.start",
                 "status": status,
-                "headers": [_JSON, self.request_id, *headers],
+                "headers": [_JSON, self.header, *headers],
             }
         )
-        await self._send({"type": "http.response.body", "body": _json_bytes(body)})
+        await self.send({"type": "http.response.body", "body": _json_bytes(body)})
 
 
 def _renderer(module: ModuleType) -> type[StreamRenderer]:
@@ -919,7 +941,10 @@ class FixtureServer:
 
     async def _serve(self, server: Server, listener: socket.socket) -> None:
         self._loop = asyncio.get_running_loop()
-        await server.serve(sockets=[listener])
+        try:
+            await server.serve(sockets=[listener])
+        finally:
+            await self._app._aclose()
 
     def _stop(self) -> None:
         """Stop serving and wait for the thread; safe at any point of a start, and twice."""

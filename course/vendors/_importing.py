@@ -11,14 +11,15 @@ lies in the recording.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Mapping
 from types import ModuleType
 from typing import Final, cast
 
 from .._errors import pointer
 from .._json import JsonValue, PlainJson, adopt_array, adopt_object, thaw
-from .._json_text import JsonSyntaxError, loads, parse_positioned
-from . import _anthropic, _openai_chat, _openai_responses
+from .._json_text import JsonSyntaxError, line_and_column, loads, parse_positioned
+from . import _anthropic, _gemini, _openai_chat, _openai_responses
 from ._cassette import is_cassette, read_cassette
 from ._recording import (
     MAX_COUNT,
@@ -43,12 +44,23 @@ __all__ = [
     "thaw_response",
 ]
 
-_FORMAT_MODULES: Final[tuple[ModuleType, ...]] = (_openai_chat, _openai_responses, _anthropic)
+_FORMAT_MODULES: Final[tuple[ModuleType, ...]] = (
+    _openai_chat,
+    _openai_responses,
+    _anthropic,
+    _gemini,
+)
 FORMATS: Final[dict[str, ModuleType]] = {module.FORMAT: module for module in _FORMAT_MODULES}
 """Each format's module by name: its ``Importer``, ``Renderer``, ``detects`` and ``fits``."""
 
+_BODY_MODULES: Final[tuple[ModuleType, ...]] = (_gemini,)
+"""The formats whose importers read a whole JSON body (``whole``; gemini's also the
+JSON array of a stream's chunks, ``stream_array``)."""
+
 _Code = RecordingErrorCode
 _DONE: Final = "[DONE]"
+_JSON_SPACE: Final = " \t\r\n"
+_LINE_BREAK: Final = re.compile(r"\r\n|\r")
 
 
 def import_recording(
@@ -90,10 +102,13 @@ def load_recordings(
     check_format(format)
     check_usage(usage)
     responses: list[PlainJson] = []
+    version = 1
     for path in paths:
         for _, recording in read_recordings(path, format, usage):
             responses.append(thaw_response(recording))
-    return {"schemaVersion": 1, "responses": responses}
+            # A version-1 response is a valid version-2 one: the fixture takes the highest.
+            version = max(version, recording.schema_version)
+    return {"schemaVersion": version, "responses": responses}
 
 
 def read_recordings(
@@ -141,6 +156,8 @@ def thaw_response(recording: Recording) -> PlainJson:
 def _import_text(
     text: str, format: str, usage: Usage | None, source: str | None, label: str
 ) -> Recording:
+    if text.lstrip(_JSON_SPACE)[:1] in ("{", "["):
+        return _import_body(text, format, usage, source, label)
     events = read_events(text)
     first = next(events, None)
     if first is None:
@@ -152,22 +169,92 @@ def _import_text(
     module = _settle_format(first, format, source, label)
     importer: StreamImporter = module.Importer(usage)
     event: SseEvent | None = first
+    last, anchor = first, None
     while event is not None:
         try:
             importer.feed(Event(event.name, _parse(event)))
         except Refusal as refusal:
             raise _locate(refusal, event, source, label) from None
+        if importer.remember:
+            anchor, importer.remember = event, False
         if importer.provider_error_read:
             break  # nothing after a provider error event is read
-        event = next(events, None)
-    truncated = not (importer.terminal_read or importer.provider_error_read)
+        last, event = event, next(events, None)
+    if not importer.provider_error_read:
+        try:
+            importer.finish_input()
+        except Refusal as refusal:
+            raise _locate(refusal, anchor or last, source, label) from None
+    return _recording(module, importer)
+
+
+def _recording(module: ModuleType, importer: StreamImporter) -> Recording:
     ignored: dict[str, JsonValue] = dict(importer.ignored)
     return Recording(
         format=module.FORMAT,
         response=adopt_object({"records": adopt_array(importer.records)}),
         ignored=cast("Mapping[str, int]", adopt_object(ignored)),
-        truncated=truncated,
+        truncated=not (importer.terminal_read or importer.provider_error_read),
+        schema_version=importer.schema_version,
     )
+
+
+# -- one JSON body --------------------------------------------------------------------------
+
+
+def _import_body(
+    text: str, format: str, usage: Usage | None, source: str | None, label: str
+) -> Recording:
+    """A JSON body: a non-streamed answer or error body, or gemini's JSON array of chunks."""
+    if "\r" in text:
+        text = _LINE_BREAK.sub("\n", text)  # one "\n" per line break keeps every place
+    body = _body_event(text)
+    try:
+        data = loads(text)
+    except JsonSyntaxError:
+        raise _locate(_not_json(text, "The JSON body"), body, source, label) from None
+    if format == "auto":
+        module = next((m for m in _BODY_MODULES if m.detects_whole(data)), None)
+    else:
+        module = FORMATS[format]
+        if module not in _BODY_MODULES or not module.fits_whole(data):
+            module = None
+    if module is None:
+        start = len(text) - len(text.lstrip(_JSON_SPACE))
+        line, column = line_and_column(text, start)
+        message = (
+            "Cannot tell the format of the JSON body; name it with format="
+            if format == "auto"
+            else f"The JSON body is not a {format} answer or error body"
+        )
+        raise RecordingError(
+            _Code.RECORDING_UNKNOWN_FORMAT,
+            label + message,
+            source=source,
+            event_index=0,
+            line=line,
+            column=column,
+        )
+    if data == []:
+        raise RecordingError(
+            _Code.RECORDING_UNREADABLE, f"{label}The JSON array holds no chunk", source=source
+        )
+    importer: StreamImporter = module.Importer(usage)
+    try:
+        if type(data) is list:
+            importer.stream_array(data)  # type: ignore[attr-defined]
+        else:
+            importer.whole(data)  # type: ignore[attr-defined]
+    except Refusal as refusal:
+        raise _locate(refusal, body, source, label) from None
+    return _recording(module, importer)
+
+
+def _body_event(text: str) -> SseEvent:
+    """A JSON body as one event whose data is all of it, so that refusals are located as
+    an event's are."""
+    lines = text.count("\n") + 1
+    return SseEvent(0, "", text, tuple((number, 1) for number in range(1, lines + 1)))
 
 
 def _parse(event: SseEvent) -> PlainObject | None:
@@ -185,14 +272,14 @@ def _parse(event: SseEvent) -> PlainObject | None:
     return value
 
 
-def _not_json(text: str) -> Refusal:
+def _not_json(text: str, what: str = "The event's data") -> Refusal:
     """The refusal of data that is not strict JSON, located where the reader stops."""
     try:
         loads(text)
     except JsonSyntaxError as error:
         return Refusal(
             _Code.RECORDING_INVALID_JSON,
-            f"The event's data is not strict JSON: {error.message}",
+            f"{what} is not strict JSON: {error.message}",
             offset=error.offset,
         )
     raise AssertionError(f"{text!r} is JSON")  # pragma: no cover

@@ -16,7 +16,7 @@ import enum
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar, Final, NoReturn, TypeAlias
+from typing import ClassVar, Final, NoReturn, TypeAlias, cast
 
 from .._json import JsonValue, PlainJson, adopt_object, refreeze
 from .._json_text import JsonSyntaxError, loads
@@ -143,6 +143,8 @@ class Recording:
     """Counts of events skipped because a fixture has no place for them (informational)."""
     truncated: bool
     """True when the input ended before the terminal event and no provider error came."""
+    schema_version: int = 1
+    """The fixture schema version the response's records are written in (1 or 2)."""
 
 
 class Refusal(Exception):
@@ -219,6 +221,8 @@ class StreamImporter:
 
     format: ClassVar[str]
     """The format name this importer reads."""
+    schema_version: ClassVar[int] = 1
+    """The fixture schema version of the records it writes."""
 
     def __init__(self, usage: Usage | None) -> None:
         self.records: list[JsonValue] = []
@@ -233,10 +237,18 @@ class StreamImporter:
         """A provider error event was read: nothing after it is read."""
         self.response_id = ""
         """The started response's id (``""`` before the start)."""
+        self.remember = False
+        """Set by ``feed`` when the event it read is where ``finish_input`` locates its
+        refusals (the driver keeps that event, then clears the flag)."""
 
     def feed(self, event: Event) -> None:
         """Judge one event and emit its records; raise ``Refusal``."""
         raise NotImplementedError
+
+    def finish_input(self) -> None:
+        """The input ended, with no provider error event: a format whose end is decided
+        there (gemini) emits it now. A ``Refusal`` is located at the last event ``feed``
+        asked to remember, else at the last event."""
 
     # -- records ---------------------------------------------------------------------------
 
@@ -296,15 +308,77 @@ class StreamImporter:
         self.terminal_read = True
         self._transport_error(message, code)
 
-    def provider_error(self, message: str, code: str | None) -> None:
-        """A provider error event: the import ends here."""
+    def provider_error(self, message: str, code: str | None, status: int | None = None) -> None:
+        """A provider error event: the import ends here. ``status`` (version 2) is the
+        HTTP status the provider gave with it."""
         self.provider_error_read = True
-        self._transport_error(message, code)
+        self._transport_error(message, code, status)
 
-    def _transport_error(self, message: str, code: str | None) -> None:
+    def _transport_error(self, message: str, code: str | None, status: int | None = None) -> None:
         record: dict[str, JsonValue] = {"type": "transport_error", "message": message}
         if code is not None:
             record["code"] = code
+        if status is not None:
+            record["status"] = status
+        self._emit(record)
+
+    # -- version-2 records -------------------------------------------------------------------
+
+    def model(self, model: str) -> None:
+        """The model that answered (``response_start.model``), known after the start was
+        emitted: the start record gains it."""
+        start = dict(cast("Mapping[str, JsonValue]", self.records[0]))
+        start["model"] = model
+        self.records[0] = adopt_object(start)
+
+    def thinking(self, text: str) -> None:
+        """A ``thinking_delta``; an empty one too (the caller decides)."""
+        self._emit({"type": "thinking_delta", "text": text})
+
+    def thinking_signature(self, signature: str) -> None:
+        self._emit({"type": "thinking_signature", "signature": signature})
+
+    def whole_tool_call(
+        self, call_id: str, name: str, arguments: PlainObject, signature: str | None
+    ) -> None:
+        """A tool call whose arguments came whole, as an object (no fragments)."""
+        record: dict[str, JsonValue] = {
+            "type": "tool_call",
+            "id": call_id,
+            "name": name,
+            "arguments": refreeze(arguments),
+        }
+        if signature is not None:
+            record["signature"] = signature
+        self._emit(record)
+
+    def finish(
+        self,
+        stop_reason: str,
+        usage: Mapping[str, int] | None,
+        provider_stop_reason: str | None,
+        path: Path | None,
+    ) -> None:
+        """A version-2 ``response_end``: ``stop_reason`` a wire stop reason, ``usage`` the
+        recorded counts in the fixture's keys, else the fallback, else refused."""
+        if usage is None and self.fallback_usage is not None:
+            usage = {"inputTokens": self.fallback_usage[0], "outputTokens": self.fallback_usage[1]}
+        if usage is None:
+            raise Refusal(
+                _Code.RECORDING_MISSING_USAGE,
+                "The stream ended without usage; pass usage=(IN, OUT) "
+                "(--usage IN,OUT) to supply it",
+                path,
+            )
+        self.terminal_read = True
+        record: dict[str, JsonValue] = {
+            "type": "response_end",
+            "responseId": self.response_id,
+            "stopReason": stop_reason,
+            "usage": adopt_object(dict(usage)),
+        }
+        if provider_stop_reason is not None:
+            record["providerStopReason"] = provider_stop_reason
         self._emit(record)
 
     def _emit(self, record: dict[str, JsonValue]) -> None:

@@ -1,0 +1,778 @@
+"""The ``gemini`` wire format (the Gemini Developer API, as ``google-genai`` speaks it).
+
+Everything ``course`` knows about this format lives here, both directions; its wire
+names stay inside. Gemini fixtures are schema version 2.
+
+**The wire.** ``POST /{v1,v1beta,v1alpha}/{models,tunedModels}/{id}:{method}``:
+``generateContent`` answers one ``GenerateContentResponse``; ``streamGenerateContent``
+answers a stream of them, as SSE ``data:`` events with ``alt=sse`` (what the SDK always
+asks for), else as one JSON array. Each chunk carries ``responseId``, ``modelVersion``,
+at most one candidate (its ``content.parts``, ``finishReason``), ``usageMetadata`` (a
+cumulative snapshot) and, for a blocked prompt, ``promptFeedback``; a failure is
+``{"error": {"code", "message", "status"}}``.
+
+**Import.** Every chunk is judged in the SPEC's classes (the chunk alone, its place,
+against earlier chunks); its parts become records in order: text, thought text and its
+signature, one whole tool call per ``functionCall`` (an id made up when Gemini gives
+none). There is no terminal event: the end is decided when the input ends, by the last
+``finishReason`` (``finish_input``).
+
+**Render.** One chunk per content record, then a last chunk with the ``finishReason``
+and the whole ``usageMetadata``; ``generateContent`` gets all of it in one response.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from .._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
+from .._json import JsonValue, PlainJson, thaw
+from .._model import (
+    CourseModelChunk,
+    CourseModelResponse,
+    CourseModelUsage,
+    CourseTextDeltaChunk,
+    CourseThinkingDeltaChunk,
+    CourseThinkingSignatureChunk,
+    CourseToolCallChunk,
+)
+from ._recording import (
+    MAX_COUNT,
+    Event,
+    Path,
+    PlainObject,
+    RecordingErrorCode,
+    Refusal,
+    StreamImporter,
+    quote,
+)
+from ._rendering import StreamRenderer, compact
+from ._sse import format_event
+
+__all__ = [
+    "FORMAT",
+    "Importer",
+    "Renderer",
+    "Route",
+    "belongs",
+    "detects",
+    "detects_whole",
+    "fits",
+    "fits_whole",
+    "is_base64",
+    "route",
+    "signature_bytes",
+    "status_word",
+]
+
+FORMAT: Final = "gemini"
+
+_Code = RecordingErrorCode
+
+_STOP: Final = "STOP"
+_FILTERED: Final = frozenset(
+    {
+        "SAFETY",
+        "RECITATION",
+        "BLOCKLIST",
+        "PROHIBITED_CONTENT",
+        "SPII",
+        "IMAGE_SAFETY",
+        "IMAGE_PROHIBITED_CONTENT",
+        "MODEL_ARMOR",
+    }
+)
+"""The ``finishReason`` words of a content filter (``SPEC-V2.md``'s table)."""
+_ENDS: Final[Mapping[str, str]] = {
+    _STOP: "stop",
+    "MAX_TOKENS": "length",
+    **dict.fromkeys(_FILTERED, "content_filter"),
+}
+"""Each ``finishReason`` word of the table and its wire stop reason (``STOP`` becomes
+``tool_call`` when the response has calls); any other word is a transport error."""
+_PROMPT_BLOCKS: Final = frozenset({"BLOCKED_REASON_UNSPECIFIED", "OTHER", "JAILBREAK"})
+"""Block reasons that are no finish reason: served as ``promptFeedback`` alone."""
+
+_STATUS_WORDS: Final[Mapping[int, str]] = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    409: "ABORTED",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    501: "NOT_IMPLEMENTED",
+    502: "UNAVAILABLE",
+    503: "UNAVAILABLE",
+    529: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+"""Google's canonical status word for each HTTP status; ``UNKNOWN`` for any other."""
+_WORDS: Final = frozenset(_STATUS_WORDS.values())
+
+
+def detects(first: PlainObject) -> bool:
+    """Whether a first event says this format (``format="auto"``): ``candidates`` (a
+    list) or ``promptFeedback``, and neither ``object`` nor ``type``."""
+    if "object" in first or "type" in first:
+        return False
+    return type(first.get("candidates")) is list or first.get("promptFeedback") is not None
+
+
+def fits(first: PlainObject) -> bool:
+    """Whether a first event may open a recording of this format."""
+    return (
+        first.get("candidates") is not None
+        or first.get("promptFeedback") is not None
+        or type(first.get("error")) is dict
+    )
+
+
+def detects_whole(body: PlainJson) -> bool:
+    """Whether a JSON body says this format: a chunk that ``detects``, or an array whose
+    first element does."""
+    if type(body) is list:
+        return bool(body) and type(body[0]) is dict and detects(body[0])
+    return type(body) is dict and detects(body)
+
+
+def fits_whole(body: PlainJson) -> bool:
+    """Whether a JSON body may be read as this format: a chunk that ``fits`` (an error
+    body included), or an array whose first element does (an empty one too)."""
+    if type(body) is list:
+        return not body or (type(body[0]) is dict and fits(body[0]))
+    return type(body) is dict and fits(body)
+
+
+# -- signatures -----------------------------------------------------------------------------
+
+_STANDARD: Final = re.compile(r"[A-Za-z0-9+/]*")
+_URL_SAFE: Final = re.compile(r"[A-Za-z0-9_-]*")
+
+
+def signature_bytes(text: str) -> bytes | None:
+    """The bytes a base64 signature stands for, or ``None`` when it is not base64 as
+    google-genai reads it: without its trailing ``=``, the unpadded standard or URL-safe
+    base64 of some bytes (one alphabet, unused bits zero), its ``=`` taking its length
+    no further than a multiple of 4."""
+    core = text.rstrip("=")
+    padded = -(-len(core) // 4) * 4
+    if len(core) % 4 == 1 or len(text) > padded:
+        return None
+    if _STANDARD.fullmatch(core):
+        altchars = b"+/"
+    elif _URL_SAFE.fullmatch(core):
+        altchars = b"-_"
+    else:
+        return None
+    try:
+        data = base64.b64decode(core + "=" * (padded - len(core)), altchars, validate=True)
+    except binascii.Error:  # pragma: no cover (the alphabet and the length were checked)
+        return None
+    # Unused bits must be zero: the bytes encode back to the same text.
+    if base64.b64encode(data, altchars).rstrip(b"=").decode() != core:
+        return None
+    return data
+
+
+def is_base64(text: str) -> bool:
+    """Whether ``text`` is a signature google-genai accepts (``signature_bytes``)."""
+    return signature_bytes(text) is not None
+
+
+# -- import ---------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Part:
+    """One part, checked: its payload and its signature."""
+
+    kind: Literal["text", "thought", "call", "other"]
+    text: str = ""
+    name: str = ""
+    call_id: str | None = None
+    arguments: PlainObject | None = None
+    signature: str | None = None
+    other: str = ""
+
+
+@dataclass(slots=True)
+class _Chunk:
+    """One chunk, checked alone: what its handler needs."""
+
+    response_id: str
+    model: str | None
+    parts: list[_Part]
+    reason: str | None
+    block: str | None
+    usage: dict[str, int] | None
+
+
+class Importer(StreamImporter):
+    """The gemini state machine: each chunk judged alone, then in its place, then
+    against earlier chunks; the end decided by ``finish_input``."""
+
+    format = FORMAT
+    schema_version = 2
+
+    def __init__(self, usage: tuple[int, int] | None) -> None:
+        super().__init__(usage)
+        self._model = False
+        """The start record has a model."""
+        self._calls = 0
+        """Function calls read: the next made-up id's ``k``."""
+        self._reason: str | None = None
+        """The finish word read (a ``finishReason`` or a ``blockReason``)."""
+        self._blocked = False
+        """The word is a ``promptFeedback.blockReason``."""
+        self._usage: dict[str, int] | None = None
+        """The last ``usageMetadata`` snapshot, in the fixture's keys."""
+        self._thinking = False
+        """The last record emitted is a ``thinking_delta``."""
+
+    def feed(self, event: Event) -> None:
+        data = event.data
+        if data is None:  # the driver reads a literal [DONE] for every format
+            raise self.done_not_json(
+                "The event's data is `[DONE]`, which is not JSON (gemini streams end with the body)"
+            )
+        error = data.get("error")
+        if error is not None:
+            self._error(data)
+        else:
+            self._chunk(self._read(data))
+
+    def whole(self, body: PlainObject) -> None:
+        """A non-streamed body (one ``GenerateContentResponse``) or an error body."""
+        self.feed(Event("", body))
+        if not self.provider_error_read:
+            self.finish_input()
+
+    def stream_array(self, items: Sequence[PlainJson]) -> None:
+        """The JSON array ``streamGenerateContent`` answers without ``alt=sse``: read as
+        the stream it holds, each refusal located at its element."""
+        anchor = len(items) - 1
+        for index, item in enumerate(items):
+            try:
+                if type(item) is not dict:
+                    raise Refusal(
+                        _Code.RECORDING_INVALID_JSON,
+                        "Expected each element of the JSON array to be a chunk object",
+                    )
+                self.feed(Event("", item))
+            except Refusal as refusal:
+                raise _within(refusal, index) from None
+            if self.remember:
+                anchor, self.remember = index, False
+            if self.provider_error_read:
+                return  # nothing after a provider error is read
+        try:
+            self.finish_input()
+        except Refusal as refusal:
+            raise _within(refusal, anchor) from None
+
+    def finish_input(self) -> None:
+        word = self._reason
+        if word is None:
+            return  # no finish reason: a cut stream
+        if self._blocked:
+            self.finish("content_filter", self._usage, word, None)
+            return
+        end = _ENDS.get(word)
+        if end is None:
+            self.stopped(word)  # MALFORMED_FUNCTION_CALL, OTHER, a new word, ...
+            return
+        if end == "stop" and self._calls:
+            end = "tool_call"
+        self.finish(end, self._usage, word, None)
+
+    # -- class 3: the chunk alone ----------------------------------------------------------
+
+    def _read(self, data: PlainObject) -> _Chunk:
+        response_id = self.identifier(data, "responseId", ())
+        model = self.string(data, "modelVersion", (), optional=True)
+        candidates = self.array(data, "candidates", (), optional=True) or []
+        feedback = self.obj(data, "promptFeedback", (), optional=True)
+        block = None
+        if feedback is not None:
+            block = self.string(feedback, "blockReason", ("promptFeedback",), optional=True)
+        usage = self._read_usage(data)
+        read = [
+            self._candidate(candidate, ("candidates", i)) for i, candidate in enumerate(candidates)
+        ]
+        if len(read) > 1:
+            raise Refusal(
+                _Code.RECORDING_UNSUPPORTED,
+                f"The chunk has {len(read)} candidates; a fixture holds one (candidateCount 1)",
+                ("candidates",),
+            )
+        parts: list[_Part] = []
+        reason = None
+        if read:
+            index, parts, reason = read[0]
+            if index != 0:
+                raise Refusal(
+                    _Code.RECORDING_UNSUPPORTED,
+                    f"The candidate's `index` is {index}; a fixture holds candidate 0 only",
+                    ("candidates", 0, "index"),
+                )
+        return _Chunk(response_id, model, parts, reason, block, usage)
+
+    def _candidate(self, candidate: PlainJson, path: Path) -> tuple[int, list[_Part], str | None]:
+        if type(candidate) is not dict:
+            raise self.mistyped(candidate, dict, path)
+        index = self.field(candidate, "index", int, path, optional=True)
+        reason = self.string(candidate, "finishReason", path, optional=True)
+        content = self.obj(candidate, "content", path, optional=True)
+        parts: list[_Part] = []
+        if content is not None:
+            where = (*path, "content")
+            listed = self.array(content, "parts", where, optional=True) or []
+            parts = [self._part(part, (*where, "parts", i)) for i, part in enumerate(listed)]
+        return (0 if index is None else index), parts, reason  # type: ignore[return-value]
+
+    def _part(self, part: PlainJson, path: Path) -> _Part:
+        if type(part) is not dict:
+            raise self.mistyped(part, dict, path)
+        signature = self.string(part, "thoughtSignature", path, optional=True)
+        if signature == "":
+            raise self.malformed(
+                f"Expected `{_dotted((*path, 'thoughtSignature'))}` to be a non-empty string",
+                (*path, "thoughtSignature"),
+            )
+        thought = part.get("thought")
+        if thought is not None and type(thought) is not bool:
+            raise self.malformed(
+                f"Expected `{_dotted((*path, 'thought'))}` to be a boolean",
+                (*path, "thought"),
+            )
+        call = self.obj(part, "functionCall", path, optional=True)
+        if call is not None:
+            where = (*path, "functionCall")
+            name = self.identifier(call, "name", where)
+            arguments = self.obj(call, "args", where, optional=True)
+            call_id = self.string(call, "id", where, optional=True)
+            if call_id == "":
+                raise self.malformed(
+                    f"Expected `{_dotted((*where, 'id'))}` to be a non-empty string",
+                    (*where, "id"),
+                )
+            return _Part(
+                "call", name=name, call_id=call_id, arguments=arguments, signature=signature
+            )
+        text = self.string(part, "text", path, optional=True)
+        if thought is True:
+            return _Part("thought", text=text or "", signature=signature)
+        if text is not None:
+            return _Part("text", text=text, signature=signature)
+        kind = next((key for key in part if key not in ("thought", "thoughtSignature")), "empty")
+        return _Part("other", signature=signature, other=kind)
+
+    def _read_usage(self, data: PlainObject) -> dict[str, int] | None:
+        meta = self.obj(data, "usageMetadata", (), optional=True)
+        if meta is None:
+            return None
+        path = ("usageMetadata",)
+        prompt = self.count(meta, "promptTokenCount", path, optional=True) or 0
+        candidates = self.count(meta, "candidatesTokenCount", path, optional=True) or 0
+        thoughts = self.count(meta, "thoughtsTokenCount", path, optional=True)
+        cached = self.count(meta, "cachedContentTokenCount", path, optional=True)
+        usage = {"inputTokens": prompt, "outputTokens": candidates + (thoughts or 0)}
+        if cached is not None:
+            usage["cacheReadTokens"] = cached
+        if thoughts is not None:
+            usage["reasoningTokens"] = thoughts
+        return usage
+
+    # -- classes 4 and 5: its place, then against earlier chunks ---------------------------
+
+    def _chunk(self, chunk: _Chunk) -> None:
+        if self._reason is not None and chunk.parts:
+            raise self.out_of_order(
+                f"A part after the finish reason {quote(self._reason)}: only usage and the "
+                "same finish reason may follow it"
+            )
+        words = [(chunk.block, True), (chunk.reason, False)]
+        reason, blocked = self._reason, self._blocked
+        for word, is_block in words:
+            if word is None:
+                continue
+            if reason is not None and (word != reason or is_block != blocked):
+                raise self.out_of_order(
+                    f"The {'block' if is_block else 'finish'} reason {quote(word)} after the "
+                    f"{'block' if blocked else 'finish'} reason {quote(reason)}"
+                )
+            reason, blocked = word, is_block
+        if self.started and chunk.response_id != self.response_id:
+            raise self.malformed(
+                f"Expected `responseId` {quote(self.response_id)} (from the first chunk), "
+                f"got {quote(chunk.response_id)}",
+                ("responseId",),
+            )
+        usage = chunk.usage
+        if usage is not None:
+            self._check_usage(usage)
+        if not self.started:
+            self.start(chunk.response_id)
+        if chunk.model and not self._model:
+            self._model = True
+            self.model(chunk.model)
+        for part in chunk.parts:
+            self._emit_part(part)
+        if reason is not None and (chunk.reason is not None or chunk.block is not None):
+            self.remember = True  # errors decided at the end are located here
+        self._reason, self._blocked = reason, blocked
+        if usage is not None:
+            self._usage = usage
+
+    def _check_usage(self, usage: Mapping[str, int]) -> None:
+        path = ("usageMetadata",)
+        if usage["outputTokens"] > MAX_COUNT:
+            raise self.malformed(
+                "`candidatesTokenCount` plus `thoughtsTokenCount` is more than 2**53 - 1", path
+            )
+        if usage.get("cacheReadTokens", 0) > usage["inputTokens"]:
+            raise self.malformed(
+                "`cachedContentTokenCount` is more than `promptTokenCount`, which includes it",
+                path,
+            )
+
+    def _emit_part(self, part: _Part) -> None:
+        """A part's records: its payload first, then its signature."""
+        signature = part.signature
+        if part.kind == "call":
+            call_id = part.call_id
+            if call_id is None:
+                call_id = f"{self.response_id}:call:{self._calls}"
+            self._calls += 1
+            self.whole_tool_call(call_id, part.name, part.arguments or {}, signature)
+            self._thinking = False
+            return
+        if part.kind == "other":
+            self.ignore(f"part:{part.other}")
+            return
+        if part.kind == "thought" and (part.text or signature is None or not self._thinking):
+            self.thinking(part.text)
+            self._thinking = True
+        elif part.kind == "text" and part.text:
+            self.text(part.text)
+            self._thinking = False
+        if signature is not None:
+            if not self._thinking:
+                self.thinking("")
+            self.thinking_signature(signature)
+            self._thinking = False
+
+    def _error(self, data: PlainObject) -> None:
+        error = self.obj(data, "error", ())
+        where = ("error",)
+        status = self.field(error, "code", int, where)
+        message = self.string(error, "message", where)
+        word = self.string(error, "status", where)
+        if not 400 <= status <= 599:  # type: ignore[operator]
+            raise self.malformed(
+                f"Expected `error.code` to be an HTTP error status from 400 to 599, got {status}",
+                (*where, "code"),
+            )
+        if self._reason is not None:
+            raise self.out_of_order(
+                f"An error after the finish reason {quote(self._reason)}: only usage and the "
+                "same finish reason may follow it"
+            )
+        self.provider_error(message, word, status)  # type: ignore[arg-type]
+
+
+def _within(refusal: Refusal, index: int) -> Refusal:
+    """``refusal`` of an array's element, located in the array."""
+    path: Path = (index,) if refusal.path is None else (index, *refusal.path)
+    return Refusal(refusal.code, refusal.message, path)
+
+
+def _dotted(path: Path) -> str:
+    return "".join(f"[{part}]" if type(part) is int else f".{part}" for part in path).lstrip(".")
+
+
+# -- routes ---------------------------------------------------------------------------------
+
+_ROUTE: Final = re.compile(
+    r"/(v1|v1beta|v1alpha)/(models|tunedModels)/([^/]+):(generateContent|streamGenerateContent)"
+)
+_PREFIX: Final = re.compile(r"/(v1|v1beta|v1alpha)/(models|tunedModels)/.")
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """A Gemini model call's path, read."""
+
+    model: str
+    """The name ``modelVersion`` falls back to: ``{id}``, or ``tunedModels/{id}``."""
+    mode: Literal["whole", "sse", "array"]
+    """``generateContent`` (one response), or ``streamGenerateContent`` with ``alt=sse``
+    (SSE) or without it (a JSON array)."""
+
+
+def route(path: str, query: str) -> Route | None:
+    """The Gemini route ``path`` names (``query``: the URL's query string), or ``None``."""
+    match = _ROUTE.fullmatch(path)
+    if match is None:
+        return None
+    _, collection, model_id, method = match.groups()
+    model = model_id if collection == "models" else f"tunedModels/{model_id}"
+    if method == "generateContent":
+        return Route(model, "whole")
+    alt = [value for key, _, value in (p.partition("=") for p in query.split("&")) if key == "alt"]
+    return Route(model, "sse" if alt and alt[-1] == "sse" else "array")
+
+
+def belongs(path: str) -> bool:
+    """Whether ``path`` is under Google's model paths, so that its 404, 405 or 400 is
+    answered in Google's error shape."""
+    return _PREFIX.match(path) is not None
+
+
+def status_word(status: int) -> str:
+    """Google's canonical status for an HTTP status (``UNKNOWN`` for one it has none for)."""
+    return _STATUS_WORDS.get(status, "UNKNOWN")
+
+
+def client_error(status: int, message: str) -> PlainObject:
+    """Google's error body for a request refused before it took a response."""
+    return {"error": {"code": status, "message": message, "status": status_word(status)}}
+
+
+def check_signatures(records: Sequence[JsonValue], response_index: int) -> None:
+    """Raise ``PROVIDER_INVALID_FIXTURE`` for the first str signature of a ``tool_call``
+    or ``thinking_signature`` record that is not base64: google-genai could not read
+    it, so serve answers the fixture's fault instead."""
+    for index, record in enumerate(records):
+        if not isinstance(record, Mapping):
+            continue
+        kind = record.get("type")
+        if kind not in ("tool_call", "thinking_signature"):
+            continue
+        signature = record.get("signature")
+        if type(signature) is str and not is_base64(signature):
+            raise _bad_signature(signature, response_index, index)
+
+
+def _bad_signature(
+    signature: str, response_index: int | None, index: int | None
+) -> FixtureProviderError:
+    return FixtureProviderError(
+        FixtureProviderErrorCode.PROVIDER_INVALID_FIXTURE,
+        f"The signature {quote(signature)} is not base64, which google-genai needs "
+        "(it decodes every thoughtSignature)",
+        response_index=response_index,
+        record_index=index,
+        path=None
+        if index is None
+        else pointer("responses", response_index or 0, "records", index, "signature"),
+    )
+
+
+# -- render ---------------------------------------------------------------------------------
+
+
+def _usage_metadata(usage: CourseModelUsage) -> PlainObject:
+    reasoning = usage.reasoning_tokens
+    meta: PlainObject = {
+        "promptTokenCount": usage.input_tokens,
+        "candidatesTokenCount": usage.output_tokens - (reasoning or 0),
+        "totalTokenCount": usage.input_tokens + usage.output_tokens,
+    }
+    if reasoning is not None:
+        meta["thoughtsTokenCount"] = reasoning
+    if usage.cache_read_tokens is not None:
+        meta["cachedContentTokenCount"] = usage.cache_read_tokens
+    return meta
+
+
+def finish_reason(response: CourseModelResponse) -> str:
+    """The ``finishReason`` a response ends with (``SPEC-V2.md``'s table)."""
+    stop = response.stop_reason
+    if stop in ("stop", "toolCall"):
+        return _STOP
+    if stop == "length":
+        return "MAX_TOKENS"
+    if stop == "contentFilter":
+        word = response.provider_stop_reason
+        return word if word in _FILTERED else "SAFETY"
+    return "OTHER"  # refusal, pauseTurn: Gemini has no word for them
+
+
+def _blocked_prompt(response: CourseModelResponse) -> str | None:
+    """The block reason of a response served as a blocked prompt, else ``None``."""
+    word = response.provider_stop_reason
+    blocked = response.stop_reason == "contentFilter" and word in _PROMPT_BLOCKS
+    return word if blocked and not response.message.content else None
+
+
+class Renderer(StreamRenderer):
+    """Renders one course stream as Gemini chunks: SSE, a JSON array, or one response.
+
+    ``model`` is the path's model name; ``mode`` the route's (``Route.mode``). The
+    fixture's ``model`` and ``response_start`` usage are read from the stream
+    (``follow``) once it has started.
+    """
+
+    format = FORMAT
+
+    def __init__(self, model: str, mode: Literal["whole", "sse", "array"] = "sse") -> None:
+        super().__init__(model)
+        self.mode = mode
+        self._response_id = ""
+        self._fixture_model: str | None = None
+        self._start_usage: PlainObject | None = None
+        self._calls = 0
+        self._sent = 0
+        """Chunks written so far (for the array's commas)."""
+        self._response_index: int | None = None
+
+    def follow(
+        self,
+        response_id: str | None,
+        model: str | None,
+        start_usage: CourseModelUsage | None,
+        response_index: int | None,
+    ) -> None:
+        """What the stream knows once it has started: the fixture's model and start usage."""
+        if response_id is not None:
+            self._response_id = response_id
+        self._fixture_model = model
+        self._start_usage = None if start_usage is None else _usage_metadata(start_usage)
+        self._response_index = response_index
+
+    def open(self, response_id: str) -> str:
+        self._response_id = response_id
+        return ""  # gemini has no opening event
+
+    def chunk(self, chunk: CourseModelChunk) -> str:
+        part = self._part(chunk)
+        if part is None:
+            return ""  # a record Gemini has no place for
+        candidate: PlainObject = {"content": {"parts": [part], "role": "model"}, "index": 0}
+        body: PlainObject = {"candidates": [candidate]}
+        if self._start_usage is not None:
+            body["usageMetadata"] = self._start_usage
+        return self._write(self._stamp(body))
+
+    def complete(self, response: CourseModelResponse) -> str:
+        self._response_id = response.response_id
+        text = self._write(self._last(response))
+        return text + ("]" if self.mode == "array" else "")
+
+    def fail(self, error: FixtureProviderError) -> str:
+        text = self._write(self.error_body(error))
+        return text + ("]" if self.mode == "array" else "")
+
+    def whole(self, response: CourseModelResponse) -> PlainObject:
+        self._response_id = response.response_id
+        self._fixture_model = response.model or self._fixture_model
+        word = _blocked_prompt(response)
+        if word is not None:
+            return self._blocked(word, response)
+        parts: list[PlainJson] = []
+        for block in response.message.content:
+            if block.type == "text":
+                parts.append({"text": block.text})
+            elif block.type == "thinking":
+                parts.append({"text": block.text, "thought": True})
+                if block.signature is not None:
+                    parts.append({"text": "", "thought": True, "thoughtSignature": block.signature})
+            elif block.type == "toolCall":
+                parts.append(
+                    self._call(block.id, block.name, thaw(block.arguments), block.signature)
+                )
+        candidate: PlainObject = {
+            "content": {"parts": parts, "role": "model"},
+            "finishReason": finish_reason(response),
+            "index": 0,
+        }
+        return self._stamp(
+            {"candidates": [candidate], "usageMetadata": _usage_metadata(response.usage)}
+        )
+
+    @staticmethod
+    def error_body(error: FixtureProviderError) -> PlainObject:
+        status, word, message = error_words(error)
+        return {"error": {"code": status, "message": message, "status": word}}
+
+    # -- chunks -----------------------------------------------------------------------------
+
+    def _part(self, chunk: CourseModelChunk) -> PlainObject | None:
+        if isinstance(chunk, CourseTextDeltaChunk):
+            return {"text": chunk.text}
+        if isinstance(chunk, CourseThinkingDeltaChunk):
+            return {"text": chunk.text, "thought": True}
+        if isinstance(chunk, CourseThinkingSignatureChunk):
+            self._check(chunk.signature)
+            return {"text": "", "thought": True, "thoughtSignature": chunk.signature}
+        if isinstance(chunk, CourseToolCallChunk):
+            if chunk.signature is not None:
+                self._check(chunk.signature)
+            return self._call(chunk.id, chunk.name, thaw(chunk.arguments), chunk.signature)
+        return None
+
+    def _check(self, signature: str) -> None:
+        # An async source's record is read when it comes: a bad one fails the stream.
+        if not is_base64(signature):
+            raise _bad_signature(signature, self._response_index, None)
+
+    def _call(
+        self, call_id: str, name: str, arguments: PlainJson, signature: str | None
+    ) -> PlainObject:
+        call: PlainObject = {"name": name, "args": arguments}
+        if call_id != f"{self._response_id}:call:{self._calls}":
+            call = {"id": call_id, **call}  # a made-up id stays made up: Gemini sent none
+        self._calls += 1
+        part: PlainObject = {"functionCall": call}
+        if signature is not None:
+            part["thoughtSignature"] = signature
+        return part
+
+    def _last(self, response: CourseModelResponse) -> PlainObject:
+        word = _blocked_prompt(response)
+        if word is not None:
+            return self._blocked(word, response)
+        candidate: PlainObject = {
+            "content": {"parts": [{"text": ""}], "role": "model"},
+            "finishReason": finish_reason(response),
+            "index": 0,
+        }
+        return self._stamp(
+            {"candidates": [candidate], "usageMetadata": _usage_metadata(response.usage)}
+        )
+
+    def _blocked(self, word: str, response: CourseModelResponse) -> PlainObject:
+        return self._stamp(
+            {
+                "promptFeedback": {"blockReason": word},
+                "usageMetadata": _usage_metadata(response.usage),
+            }
+        )
+
+    def _stamp(self, body: PlainObject) -> PlainObject:
+        body["modelVersion"] = self._fixture_model or self.model
+        body["responseId"] = self._response_id
+        return body
+
+    def _write(self, body: PlainObject) -> str:
+        if self.mode == "array":
+            self._sent += 1
+            return ("[" if self._sent == 1 else ",") + compact(body)
+        return format_event(compact(body))
+
+
+def error_words(error: FixtureProviderError) -> tuple[int, str, str]:
+    """The HTTP status, the canonical status word and the message of ``error``'s body."""
+    if error.code is FixtureProviderErrorCode.PROVIDER_TRANSPORT_ERROR:
+        status = error.transport_status or 500
+        code = error.transport_code
+        word = code if code in _WORDS else status_word(status)
+        return status, word, error.transport_message or ""
+    return 500, status_word(500), f"{error.code.value}: {error.message}"

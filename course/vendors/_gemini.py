@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from .._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
-from .._json import JsonValue, PlainJson, thaw
+from .._json import PlainJson, thaw
 from .._model import (
     CourseModelChunk,
     CourseModelResponse,
@@ -545,7 +545,7 @@ def client_error(status: int, message: str) -> PlainObject:
     return {"error": {"code": status, "message": message, "status": status_word(status)}}
 
 
-def check_signatures(records: Sequence[JsonValue], response_index: int) -> None:
+def check_signatures(records: Sequence[object], response_index: int) -> None:
     """Raise ``PROVIDER_INVALID_FIXTURE`` for the first str signature of a ``tool_call``
     or ``thinking_signature`` record that is not base64: google-genai could not read
     it, so serve answers the fixture's fault instead."""

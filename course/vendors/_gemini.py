@@ -28,7 +28,7 @@ import binascii
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, cast
 
 from .._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
 from .._json import PlainJson, thaw
@@ -188,31 +188,6 @@ def is_base64(text: str) -> bool:
 # -- import ---------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class _Part:
-    """One part, checked: its payload and its signature."""
-
-    kind: Literal["text", "thought", "call", "other"]
-    text: str = ""
-    name: str = ""
-    call_id: str | None = None
-    arguments: PlainObject | None = None
-    signature: str | None = None
-    other: str = ""
-
-
-@dataclass(slots=True)
-class _Chunk:
-    """One chunk, checked alone: what its handler needs."""
-
-    response_id: str
-    model: str | None
-    parts: list[_Part]
-    reason: str | None
-    block: str | None
-    usage: dict[str, int] | None
-
-
 class Importer(StreamImporter):
     """The gemini state machine: each chunk judged alone, then in its place, then
     against earlier chunks; the end decided by ``finish_input``."""
@@ -241,11 +216,10 @@ class Importer(StreamImporter):
             raise self.done_not_json(
                 "The event's data is `[DONE]`, which is not JSON (gemini streams end with the body)"
             )
-        error = data.get("error")
-        if error is not None:
+        if data.get("error") is not None:
             self._error(data)
         else:
-            self._chunk(self._read(data))
+            self._chunk(data)
 
     def whole(self, body: PlainObject) -> None:
         """A non-streamed body (one ``GenerateContentResponse``) or an error body."""
@@ -292,97 +266,131 @@ class Importer(StreamImporter):
         self.finish(end, self._usage, word, None)
 
     # -- class 3: the chunk alone ----------------------------------------------------------
+    #
+    # The hot path of every stream: inline checks of the common shapes; the field helpers
+    # word a refusal (``refuse`` and the checks below raise).
 
-    def _read(self, data: PlainObject) -> _Chunk:
-        response_id = self.identifier(data, "responseId", ())
-        model = self.string(data, "modelVersion", (), optional=True)
-        candidates = self.array(data, "candidates", (), optional=True) or []
-        feedback = self.obj(data, "promptFeedback", (), optional=True)
+    def _chunk(self, data: PlainObject) -> None:
+        response_id = data.get("responseId")
+        if type(response_id) is not str or not response_id:
+            self.refuse(data, "responseId", str, ())
+        model = data.get("modelVersion")
+        if model is not None and type(model) is not str:
+            self.string(data, "modelVersion", (), optional=True)
+        listed = data.get("candidates")
+        if listed is not None and type(listed) is not list:
+            self.array(data, "candidates", (), optional=True)
+        candidates = cast("list[PlainJson]", listed or [])
         block = None
+        feedback = data.get("promptFeedback")
         if feedback is not None:
+            feedback = self.obj(data, "promptFeedback", (), optional=True)
             block = self.string(feedback, "blockReason", ("promptFeedback",), optional=True)
-        usage = self._read_usage(data)
-        read = [
-            self._candidate(candidate, ("candidates", i)) for i, candidate in enumerate(candidates)
-        ]
-        if len(read) > 1:
+        meta = data.get("usageMetadata")
+        usage = None if meta is None else self._usage_of(data)
+        parts: list[PlainObject] = []
+        reason = index = None
+        for i, candidate in enumerate(candidates):
+            found, ending, number = self._candidate(candidate, i)
+            if i == 0:
+                parts, reason, index = found, ending, number
+        if len(candidates) > 1:
             raise Refusal(
                 _Code.RECORDING_UNSUPPORTED,
-                f"The chunk has {len(read)} candidates; a fixture holds one (candidateCount 1)",
+                f"The chunk has {len(candidates)} candidates; a fixture holds one "
+                "(candidateCount 1)",
                 ("candidates",),
             )
-        parts: list[_Part] = []
-        reason = None
-        if read:
-            index, parts, reason = read[0]
-            if index != 0:
-                raise Refusal(
-                    _Code.RECORDING_UNSUPPORTED,
-                    f"The candidate's `index` is {index}; a fixture holds candidate 0 only",
-                    ("candidates", 0, "index"),
-                )
-        return _Chunk(response_id, model, parts, reason, block, usage)
+        if index not in (None, 0):
+            raise Refusal(
+                _Code.RECORDING_UNSUPPORTED,
+                f"The candidate's `index` is {index}; a fixture holds candidate 0 only",
+                ("candidates", 0, "index"),
+            )
+        self._place(response_id, parts, reason, block, usage)
+        if not self.started:
+            self.start(response_id)
+        if model and not self._model:
+            self._model = True
+            self.model(cast(str, model))
+        for part in parts:
+            self._emit_part(part)
+        if usage is not None:
+            self._usage = usage
 
-    def _candidate(self, candidate: PlainJson, path: Path) -> tuple[int, list[_Part], str | None]:
+    def _candidate(
+        self, candidate: PlainJson, i: int
+    ) -> tuple[list[PlainObject], str | None, int | None]:
+        """A candidate's parts (each checked), its finish reason and its ``index``."""
         if type(candidate) is not dict:
-            raise self.mistyped(candidate, dict, path)
-        index = self.field(candidate, "index", int, path, optional=True)
-        reason = self.string(candidate, "finishReason", path, optional=True)
-        content = self.obj(candidate, "content", path, optional=True)
-        parts: list[_Part] = []
+            raise self.mistyped(candidate, dict, ("candidates", i))
+        path = ("candidates", i)
+        index = candidate.get("index")
+        if index is not None and type(index) is not int:
+            self.field(candidate, "index", int, path, optional=True)
+        reason = candidate.get("finishReason")
+        if reason is not None and type(reason) is not str:
+            self.string(candidate, "finishReason", path, optional=True)
+        parts: list[PlainObject] = []
+        content = candidate.get("content")
         if content is not None:
-            where = (*path, "content")
-            listed = self.array(content, "parts", where, optional=True) or []
-            parts = [self._part(part, (*where, "parts", i)) for i, part in enumerate(listed)]
-        return (0 if index is None else index), parts, reason  # type: ignore[return-value]
+            if type(content) is not dict:
+                self.obj(candidate, "content", path, optional=True)
+            content = cast(PlainObject, content)
+            listed = content.get("parts")
+            if listed is not None:
+                if type(listed) is not list:
+                    self.array(content, "parts", (*path, "content"), optional=True)
+                listed = cast("list[PlainJson]", listed)
+                for n, part in enumerate(listed):
+                    if (
+                        type(part) is not dict
+                        or len(part) != 1
+                        or type(part.get("text")) is not str
+                    ):
+                        self._check_part(part, (*path, "content", "parts", n))
+                parts = listed  # type: ignore[assignment]
+        return parts, reason, index  # type: ignore[return-value]
 
-    def _part(self, part: PlainJson, path: Path) -> _Part:
+    def _check_part(self, part: PlainJson, path: Path) -> None:
+        """Every key of a part that import reads, by exact type (a plain text part is
+        checked inline)."""
         if type(part) is not dict:
             raise self.mistyped(part, dict, path)
         signature = self.string(part, "thoughtSignature", path, optional=True)
         if signature == "":
-            raise self.malformed(
-                f"Expected `{_dotted((*path, 'thoughtSignature'))}` to be a non-empty string",
-                (*path, "thoughtSignature"),
-            )
+            raise self._empty((*path, "thoughtSignature"))
         thought = part.get("thought")
         if thought is not None and type(thought) is not bool:
             raise self.malformed(
-                f"Expected `{_dotted((*path, 'thought'))}` to be a boolean",
-                (*path, "thought"),
+                f"Expected `{_dotted((*path, 'thought'))}` to be a boolean", (*path, "thought")
             )
         call = self.obj(part, "functionCall", path, optional=True)
-        if call is not None:
-            where = (*path, "functionCall")
-            name = self.identifier(call, "name", where)
-            arguments = self.obj(call, "args", where, optional=True)
-            call_id = self.string(call, "id", where, optional=True)
-            if call_id == "":
-                raise self.malformed(
-                    f"Expected `{_dotted((*where, 'id'))}` to be a non-empty string",
-                    (*where, "id"),
-                )
-            return _Part(
-                "call", name=name, call_id=call_id, arguments=arguments, signature=signature
-            )
-        text = self.string(part, "text", path, optional=True)
-        if thought is True:
-            return _Part("thought", text=text or "", signature=signature)
-        if text is not None:
-            return _Part("text", text=text, signature=signature)
-        kind = next((key for key in part if key not in ("thought", "thoughtSignature")), "empty")
-        return _Part("other", signature=signature, other=kind)
+        if call is None:
+            self.string(part, "text", path, optional=True)
+            return
+        where = (*path, "functionCall")
+        self.identifier(call, "name", where)
+        self.obj(call, "args", where, optional=True)
+        if self.string(call, "id", where, optional=True) == "":
+            raise self._empty((*where, "id"))
 
-    def _read_usage(self, data: PlainObject) -> dict[str, int] | None:
-        meta = self.obj(data, "usageMetadata", (), optional=True)
-        if meta is None:
-            return None
-        path = ("usageMetadata",)
-        prompt = self.count(meta, "promptTokenCount", path, optional=True) or 0
-        candidates = self.count(meta, "candidatesTokenCount", path, optional=True) or 0
-        thoughts = self.count(meta, "thoughtsTokenCount", path, optional=True)
-        cached = self.count(meta, "cachedContentTokenCount", path, optional=True)
-        usage = {"inputTokens": prompt, "outputTokens": candidates + (thoughts or 0)}
+    @classmethod
+    def _empty(cls, path: Path) -> Refusal:
+        return cls.malformed(f"Expected `{_dotted(path)}` to be a non-empty string", path)
+
+    def _usage_of(self, data: PlainObject) -> dict[str, int]:
+        """The chunk's ``usageMetadata`` in the fixture's keys; absent counts 0, absent
+        details left out."""
+        meta = self.obj(data, "usageMetadata", ())
+        counts: list[int | None] = []
+        for key in _USAGE_KEYS:
+            value = meta.get(key)
+            if value is not None and (type(value) is not int or not 0 <= value <= MAX_COUNT):
+                self.count(meta, key, ("usageMetadata",), optional=True)
+            counts.append(value)  # type: ignore[arg-type]
+        prompt, candidates, thoughts, cached = counts
+        usage = {"inputTokens": prompt or 0, "outputTokens": (candidates or 0) + (thoughts or 0)}
         if cached is not None:
             usage["cacheReadTokens"] = cached
         if thoughts is not None:
@@ -391,44 +399,47 @@ class Importer(StreamImporter):
 
     # -- classes 4 and 5: its place, then against earlier chunks ---------------------------
 
-    def _chunk(self, chunk: _Chunk) -> None:
-        if self._reason is not None and chunk.parts:
+    def _place(
+        self,
+        response_id: str,
+        parts: list[PlainObject],
+        reason: str | None,
+        block: str | None,
+        usage: Mapping[str, int] | None,
+    ) -> None:
+        """Class 4 (after the finish, only usage and the same reason), then class 5 (the
+        same ``responseId``, usage that a fixture accepts); the finish word is kept."""
+        if reason is not None or block is not None or self._reason is not None:
+            self._finish_place(parts, reason, block)
+        if self.started and response_id != self.response_id:
+            raise self.malformed(
+                f"Expected `responseId` {quote(self.response_id)} (from the first chunk), "
+                f"got {quote(response_id)}",
+                ("responseId",),
+            )
+        if usage is not None:
+            self._check_usage(usage)
+
+    def _finish_place(
+        self, parts: list[PlainObject], reason: str | None, block: str | None
+    ) -> None:
+        if self._reason is not None and parts:
             raise self.out_of_order(
                 f"A part after the finish reason {quote(self._reason)}: only usage and the "
                 "same finish reason may follow it"
             )
-        words = [(chunk.block, True), (chunk.reason, False)]
-        reason, blocked = self._reason, self._blocked
-        for word, is_block in words:
-            if word is None:
+        word, blocked = self._reason, self._blocked
+        for new, is_block in ((block, True), (reason, False)):
+            if new is None:
                 continue
-            if reason is not None and (word != reason or is_block != blocked):
+            if word is not None and (new != word or is_block != blocked):
                 raise self.out_of_order(
-                    f"The {'block' if is_block else 'finish'} reason {quote(word)} after the "
-                    f"{'block' if blocked else 'finish'} reason {quote(reason)}"
+                    f"The {'block' if is_block else 'finish'} reason {quote(new)} after the "
+                    f"{'block' if blocked else 'finish'} reason {quote(word)}"
                 )
-            reason, blocked = word, is_block
-        if self.started and chunk.response_id != self.response_id:
-            raise self.malformed(
-                f"Expected `responseId` {quote(self.response_id)} (from the first chunk), "
-                f"got {quote(chunk.response_id)}",
-                ("responseId",),
-            )
-        usage = chunk.usage
-        if usage is not None:
-            self._check_usage(usage)
-        if not self.started:
-            self.start(chunk.response_id)
-        if chunk.model and not self._model:
-            self._model = True
-            self.model(chunk.model)
-        for part in chunk.parts:
-            self._emit_part(part)
-        if reason is not None and (chunk.reason is not None or chunk.block is not None):
+            word, blocked = new, is_block
             self.remember = True  # errors decided at the end are located here
-        self._reason, self._blocked = reason, blocked
-        if usage is not None:
-            self._usage = usage
+        self._reason, self._blocked = word, blocked
 
     def _check_usage(self, usage: Mapping[str, int]) -> None:
         path = ("usageMetadata",)
@@ -442,25 +453,38 @@ class Importer(StreamImporter):
                 path,
             )
 
-    def _emit_part(self, part: _Part) -> None:
-        """A part's records: its payload first, then its signature."""
-        signature = part.signature
-        if part.kind == "call":
-            call_id = part.call_id
+    def _emit_part(self, part: PlainObject) -> None:
+        """A checked part's records: its payload first, then its signature."""
+        if len(part) == 1:
+            text = part.get("text")
+            if type(text) is str:  # a plain text part: the common case
+                if text:
+                    self.text(text)
+                    self._thinking = False
+                return
+        signature: str | None = part.get("thoughtSignature")  # type: ignore[assignment]
+        call = part.get("functionCall")
+        if call is not None:
+            call_id = call.get("id")  # type: ignore[union-attr]
             if call_id is None:
                 call_id = f"{self.response_id}:call:{self._calls}"
             self._calls += 1
-            self.whole_tool_call(call_id, part.name, part.arguments or {}, signature)
+            arguments = call.get("args") or {}  # type: ignore[union-attr]
+            self.whole_tool_call(call_id, call["name"], arguments, signature)  # type: ignore[arg-type, index, call-overload]
             self._thinking = False
             return
-        if part.kind == "other":
-            self.ignore(f"part:{part.other}")
+        text = part.get("text")
+        if part.get("thought") is True:
+            text = text or ""
+            if text or signature is None or not self._thinking:
+                self.thinking(text)  # type: ignore[arg-type]
+                self._thinking = True
+        elif text is None:
+            kind = next((key for key in part if key not in _PART_MARKS), "empty")
+            self.ignore(f"part:{kind}")
             return
-        if part.kind == "thought" and (part.text or signature is None or not self._thinking):
-            self.thinking(part.text)
-            self._thinking = True
-        elif part.kind == "text" and part.text:
-            self.text(part.text)
+        elif text:
+            self.text(text)  # type: ignore[arg-type]
             self._thinking = False
         if signature is not None:
             if not self._thinking:
@@ -485,6 +509,16 @@ class Importer(StreamImporter):
                 "same finish reason may follow it"
             )
         self.provider_error(message, word, status)  # type: ignore[arg-type]
+
+
+_USAGE_KEYS: Final = (
+    "promptTokenCount",
+    "candidatesTokenCount",
+    "thoughtsTokenCount",
+    "cachedContentTokenCount",
+)
+_PART_MARKS: Final = ("thought", "thoughtSignature")
+"""Keys of a part beside its payload."""
 
 
 def _within(refusal: Refusal, index: int) -> Refusal:

@@ -25,17 +25,15 @@ import argparse
 import base64
 import json
 import statistics
-import sys
 from typing import Any
 
 import httpx
 from google.genai import types
 from google.genai._api_client import HttpResponse
 from google.genai.models import _GenerateContentResponse_from_mldev
+from import_recordings import floor, one_time
 
 from course.vendors import import_recording
-
-from import_recordings import floor, one_time
 
 _SDK_RUNS = 2
 _MODEL = "gemini-2.5-flash"

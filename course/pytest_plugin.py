@@ -9,8 +9,9 @@ Registered through the ``pytest11`` entry point, so installing ``course`` is eno
 - ``course_adapter``: a ``FixtureProviderAdapter`` over the marked fixture.
 - ``course_server``: ``course.vendors.serve(course_adapter)``, running (needs the
   ``course[serve]`` extra; without it the test is skipped).
-- Strict teardown: after a test whose call passed, any response never requested and
-  any stream neither read to its end nor closed is a test error listing each one.
+- Strict teardown: after a test whose call passed (and none of its subtests failed), any
+  response never requested and any stream neither read to its end nor closed is a test
+  error listing each one. Each run of a rerun test is judged by its own call.
   ``@pytest.mark.course(..., strict=False)`` turns it off for one test, the ini option
   ``course_strict = false`` for all (an explicit ``strict=True`` wins over it).
 
@@ -52,9 +53,13 @@ _MARKER = "course"
 _STRICT_INI = "course_strict"
 _SERVE_EXTRA = "course[serve]"
 
-# Whether the test's call phase passed: strict teardown checks only then, so that a
-# test's own failure stays the one reported.
-_CALL_PASSED = pytest.StashKey[bool]()
+# The outcome of this run's call phase ("passed", "failed", "skipped"; None before it):
+# strict teardown checks only a passed one, so that a test's own failure stays the one
+# reported. Each setup starts it afresh, so that a rerun (pytest-rerunfailures, anything
+# that runs the protocol again) never reads the last run's. A pytest 9 subtest reports
+# its own call report before the test's, which passes: a failed one marks the call
+# failed for good.
+_CALL_OUTCOME = pytest.StashKey[str | None]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -83,10 +88,12 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """Remember whether the test's call phase passed, for the strict teardown."""
+    """Remember the outcome of the test's call phase, for the strict teardown."""
     report = yield
-    if report.when == "call":
-        item.stash[_CALL_PASSED] = report.passed
+    if report.when == "setup":
+        item.stash[_CALL_OUTCOME] = None
+    elif report.when == "call" and item.stash.get(_CALL_OUTCOME, None) != "failed":
+        item.stash[_CALL_OUTCOME] = report.outcome
     return report
 
 
@@ -99,7 +106,7 @@ def course_adapter(request: pytest.FixtureRequest) -> Iterator[FixtureProviderAd
     """
     replay = _Replay.of(request)
     yield replay.adapter
-    if replay.strict and request.node.stash.get(_CALL_PASSED, False):
+    if replay.strict and request.node.stash.get(_CALL_OUTCOME, None) == "passed":
         report = replay.leftovers()
         if report:
             pytest.fail(report, pytrace=False)
@@ -163,7 +170,7 @@ class _Replay:
     @classmethod
     def of(cls, request: pytest.FixtureRequest) -> _Replay:
         """Read the test's marker and build its adapter; a mistake fails the setup."""
-        marker = request.node.get_closest_marker(_MARKER)
+        marker = _closest_marker(request.node)
         if marker is None:
             pytest.fail(
                 f"{request.fixturename} needs a fixture to replay: mark the test "
@@ -171,6 +178,9 @@ class _Replay:
                 pytrace=False,
             )
         value, strict = _marker_arguments(marker, request.config)
+        # Each failure is raised outside its `except`: inside, pytest would print the
+        # caught error's chain above it, the same message two or three times.
+        failure: FixtureProviderError | None = None
         fixture: object
         if isinstance(value, str | os.PathLike):
             path = Path(request.node.path).parent / value
@@ -178,14 +188,18 @@ class _Replay:
             try:
                 fixture = load_fixture(path)
             except FixtureProviderError as error:
-                pytest.fail(f"@pytest.mark.{_MARKER}: {error}", pytrace=False)
+                failure = error
+            if failure is not None:
+                pytest.fail(f"@pytest.mark.{_MARKER}: {failure}", pytrace=False)
         else:
             fixture = value
             source = "the marker's fixture"
         try:
             adapter = _TrackingAdapter(fixture)
         except FixtureProviderError as error:
-            pytest.fail(f"@pytest.mark.{_MARKER}: {source}: {error}", pytrace=False)
+            failure = error
+        if failure is not None:
+            pytest.fail(f"@pytest.mark.{_MARKER}: {source}: {failure}", pytrace=False)
         return cls(adapter, strict, _response_ids(fixture), source)
 
     def leftovers(self) -> str:
@@ -227,6 +241,20 @@ class _Replay:
         response_id = self.response_ids[index]
         named = "" if response_id is None else f" (responseId {response_id!r})"
         return f"response {index}{named}"
+
+
+def _closest_marker(item: pytest.Item) -> pytest.Mark | None:
+    """The test's most specific ``course`` marker: a parameter's, the function's, then
+    the class's and the module's.
+
+    pytest lists a parameter's marks after the function's own, where its
+    ``get_closest_marker`` would prefer the function's.
+    """
+    if isinstance(item, pytest.Function) and hasattr(item, "callspec"):
+        for mark in item.callspec.marks:
+            if mark.name == _MARKER:
+                return mark
+    return item.get_closest_marker(_MARKER)
 
 
 def _marker_arguments(marker: pytest.Mark, config: pytest.Config) -> tuple[object, bool]:

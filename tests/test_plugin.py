@@ -8,6 +8,7 @@ outcome counts and the messages a user reads.
 from __future__ import annotations
 
 import sys
+from fnmatch import fnmatch
 
 import pytest
 
@@ -169,6 +170,64 @@ class TestClass:
 """
     )
     run(project).assert_outcomes(passed=2)
+
+
+def test_a_parameters_marker_wins_over_the_functions(project: pytest.Pytester) -> None:
+    # pytest lists a parameter's marks after the function's own, so the plugin must look
+    # for them first: the most specific marker wins, the whole of it (`strict` too).
+    project.makepyfile(
+        PRELUDE
+        + """
+def responses(count: int) -> dict:
+    return script.fixture(*(script.response(f"text {n}") for n in range(count)))
+
+
+pytestmark = pytest.mark.course(responses(1))
+PARAM = pytest.mark.course(responses(4))
+
+
+@pytest.mark.course(responses(2))
+@pytest.mark.parametrize("pending", [2, pytest.param(4, marks=PARAM)])
+def test_function(course_adapter: FixtureProviderAdapter, pending: int) -> None:
+    assert course_adapter.pending == pending
+    asyncio.run(drain(course_adapter, pending))
+
+
+@pytest.mark.course(responses(3))
+class TestClass:
+    @pytest.mark.parametrize("pending", [3, pytest.param(4, marks=PARAM)])
+    def test_class(self, course_adapter: FixtureProviderAdapter, pending: int) -> None:
+        assert course_adapter.pending == pending
+        asyncio.run(drain(course_adapter, pending))
+
+
+@pytest.mark.parametrize("pending", [1, pytest.param(4, marks=PARAM)])
+def test_module(course_adapter: FixtureProviderAdapter, pending: int) -> None:
+    assert course_adapter.pending == pending
+    asyncio.run(drain(course_adapter, pending))
+
+
+@pytest.fixture(params=[pytest.param(4, marks=PARAM)])
+def pending(request: pytest.FixtureRequest) -> int:
+    return request.param
+
+
+@pytest.mark.course(responses(2))
+def test_a_fixtures_parameter(course_adapter: FixtureProviderAdapter, pending: int) -> None:
+    assert course_adapter.pending == pending
+    asyncio.run(drain(course_adapter, pending))
+
+
+LENIENT = pytest.mark.course(responses(2), strict=False)
+
+
+@pytest.mark.course(responses(2))
+@pytest.mark.parametrize("leaves", [pytest.param(1, marks=LENIENT)])
+def test_strict_from_the_parameter(course_adapter: FixtureProviderAdapter, leaves: int) -> None:
+    asyncio.run(drain(course_adapter, course_adapter.pending - leaves))
+"""
+    )
+    run(project).assert_outcomes(passed=8)
 
 
 # -- the strict teardown ----------------------------------------------------------------
@@ -381,6 +440,76 @@ def test_expected_to_fail(course_adapter: FixtureProviderAdapter) -> None:
     assert "was never requested" not in result.stdout.str()
 
 
+def test_a_failed_subtest_is_never_checked(project: pytest.Pytester) -> None:
+    # pytest 9 reports a subtest as a call report of its own, before the test's passing one.
+    project.makepyfile(
+        PRELUDE
+        + """
+@pytest.mark.course("roundtrip.json")
+def test_a_subtest_fails(course_adapter: FixtureProviderAdapter, subtests: pytest.Subtests) -> None:
+    with subtests.test("fails"):
+        course_adapter.stream(CourseModelRequest("request-1"))
+        assert False, "the subtest's own failure"
+    with subtests.test("passes"):
+        pass
+
+
+@pytest.mark.course("roundtrip.json")
+def test_subtests_pass(course_adapter: FixtureProviderAdapter, subtests: pytest.Subtests) -> None:
+    with subtests.test("reads one"):
+        asyncio.run(drain(course_adapter, 1))
+"""
+    )
+    result = run(project)
+    # The failed subtest, and the test it fails; the other test passed and left one.
+    result.assert_outcomes(failed=2, passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*the subtest's own failure*"])
+    result.stdout.fnmatch_lines(["*ERROR at teardown of test_subtests_pass*"])
+    assert "ERROR at teardown of test_a_subtest_fails" not in result.stdout.str()
+
+
+def test_each_run_of_a_rerun_test_is_judged_by_its_own_call(project: pytest.Pytester) -> None:
+    # What pytest-rerunfailures does: the protocol again, on the same item.
+    project.makeconftest(
+        """
+import pytest
+from _pytest.runner import runtestprotocol
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool:
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    for _ in range(2):
+        runtestprotocol(item, nextitem=nextitem)
+    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    return True
+"""
+    )
+    project.makepyfile(
+        PRELUDE
+        + """
+RUNS: list[str] = []
+
+
+@pytest.fixture
+def second_setup_fails(request: pytest.FixtureRequest) -> None:
+    RUNS.append(request.node.name)
+    if RUNS.count(request.node.name) == 2:
+        raise RuntimeError("the rerun's setup failed")
+
+
+@pytest.mark.course("roundtrip.json")
+def test_rerun(course_adapter: FixtureProviderAdapter, second_setup_fails: None) -> None:
+    asyncio.run(drain(course_adapter, 2))
+"""
+    )
+    result = run(project)
+    # The first run passed; the second errored at setup, and that is all it reports.
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*ERROR at setup of test_rerun*", "*the rerun's setup failed"])
+    assert "left part of its fixture unused" not in result.stdout.str()
+
+
 def test_a_marked_test_without_the_fixtures_is_not_checked(project: pytest.Pytester) -> None:
     project.makepyfile(
         PRELUDE
@@ -516,6 +645,12 @@ def test_misused(course_adapter: FixtureProviderAdapter) -> None:
     result = run(project)
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*ERROR at setup of test_misused*", message])
+    # Said once: not again through the chain of the exception the plugin caught.
+    out = result.stdout.str()
+    section = out[out.index("ERROR at setup of test_misused") : out.index("short test summary")]
+    assert "During handling of the above exception" not in section
+    assert "direct cause" not in section
+    assert len([line for line in section.splitlines() if fnmatch(line, message)]) == 1
 
 
 # -- async runners ----------------------------------------------------------------------

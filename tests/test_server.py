@@ -13,10 +13,12 @@ import asyncio
 import itertools
 import json
 import logging
+import signal
 import socket
 import sys
 import threading
 from collections.abc import AsyncIterator, Mapping
+from typing import Any
 
 import httpx2
 import pytest
@@ -25,7 +27,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course import (
+    AbortSignal,
     CourseModelChunk,
+    CourseModelRequest,
     CourseModelResponse,
     FixtureProviderAdapter,
     FixtureProviderError,
@@ -37,6 +41,7 @@ from course.vendors._rendering import StreamRenderer, error_words
 from course.vendors._server import ROUTES, FixtureApp, Message
 
 from .helpers import end, fixture, is_slow_step_report, roundtrip, run, start, text, tool
+from .serve_helpers import RawClient, open_descriptors, server_tasks, server_threads, until
 
 Code = FixtureProviderErrorCode
 Log = list[tuple[str, object]]
@@ -182,13 +187,15 @@ def test_each_route_answers_in_its_format(path: str, format: str) -> None:
 
 @pytest.mark.parametrize(
     "path",
-    ["/", "/v1", "/v1/chat/completions/", "/chat/completions", "/v1/models", "/V1/messages"],
+    ["/", "/v1", "/v1/chat/completions/", "/chat/completions", "/v1/model", "/V1/messages"],
 )
 def test_any_other_path_is_404_and_takes_no_response(path: str) -> None:
     app = app_for(roundtrip())
     client = request(app, STREAM, path=path)
     assert client.status == 404
-    assert json.loads(client.body)["error"]["code"] == "not_found"
+    error = json.loads(client.body)["error"]
+    assert error["type"] == "invalid_request_error"
+    assert "/v1/chat/completions" in error["message"]  # says which routes there are
     assert (app.adapter.call_count, app.adapter.pending, app.requests) == (0, 2, ())
 
 
@@ -200,6 +207,136 @@ def test_another_method_on_a_route_is_405_and_takes_no_response(path: str, metho
     assert client.status == 405
     assert client.headers[b"allow"] == b"POST"
     assert (app.adapter.call_count, app.adapter.pending, app.requests) == (0, 2, ())
+
+
+OPENAI_REFUSAL = {"message": str, "type": "invalid_request_error", "param": None, "code": None}
+
+
+def refusal_shape(body: bytes) -> object:
+    """An error body with each message replaced by its type, to compare shapes."""
+    value = json.loads(body)
+    inner = value["error"]
+    assert isinstance(inner["message"], str)
+    assert inner["message"]
+    return {**value, "error": {**inner, "message": str}}
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "shape"),
+    [
+        ("POST", "/v1/nowhere", 404, {"error": OPENAI_REFUSAL}),
+        ("GET", "/v1/chat/completions", 405, {"error": OPENAI_REFUSAL}),
+        ("POST", "/v1/models", 405, {"error": OPENAI_REFUSAL}),
+        ("POST", "/v1/messages/batches", 404, {
+            "type": "error",
+            "error": {"type": "not_found_error", "message": str},
+        }),
+        ("PUT", "/v1/messages", 405, {
+            "type": "error",
+            "error": {"type": "invalid_request_error", "message": str},
+        }),
+        ("POST", "/v1beta/models/gemini-2.5-flash:generateContent", 404, {
+            "error": {"code": 404, "message": str, "status": "NOT_FOUND"},
+        }),
+        ("POST", "/v1/tunedModels/mine:streamGenerateContent", 404, {
+            "error": {"code": 404, "message": str, "status": "NOT_FOUND"},
+        }),
+    ],
+)  # fmt: skip
+def test_refusals_have_the_error_shape_of_the_provider_the_path_belongs_to(
+    method: str, path: str, status: int, shape: object
+) -> None:
+    app = app_for(roundtrip())
+    client = request(app, STREAM, path=path, method=method)
+    assert client.status == status
+    assert refusal_shape(client.body) == shape
+    assert (app.adapter.call_count, app.requests) == (0, ())
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [("/v1/chat/completions", b"[]"), ("/v1/messages", b"{")],
+)
+def test_a_bad_body_is_400_in_the_routes_error_shape(path: str, body: bytes) -> None:
+    client = request(app_for(roundtrip()), body, path=path)
+    assert client.status == 400
+    error = json.loads(client.body)
+    if path == "/v1/messages":
+        assert error["type"] == "error"
+        assert error["error"]["type"] == "invalid_request_error"
+    else:
+        assert (error["error"]["type"], error["error"]["code"]) == ("invalid_request_error", None)
+
+
+@pytest.mark.parametrize("anthropic", [False, True])
+def test_get_models_lists_one_model_and_takes_no_response(anthropic: bool) -> None:
+    app = app_for(roundtrip())
+    client = Client(b"", path="/v1/models", method="GET")
+    if anthropic:
+        client.scope["headers"] = [(b"anthropic-version", b"2023-06-01")]
+    run(client.call(app))
+    assert client.status == 200
+    assert client.headers[b"content-type"] == b"application/json"
+    listed = json.loads(client.body)
+    if anthropic:
+        assert b"request-id" in client.headers
+        assert listed == {
+            "data": [
+                {
+                    "type": "model",
+                    "id": "course-fixture",
+                    "display_name": "course-fixture",
+                    "created_at": "1970-01-01T00:00:00Z",
+                }
+            ],
+            "has_more": False,
+            "first_id": "course-fixture",
+            "last_id": "course-fixture",
+        }
+    else:
+        assert b"x-request-id" in client.headers
+        assert listed == {
+            "object": "list",
+            "data": [
+                {"id": "course-fixture", "object": "model", "created": 0, "owned_by": "course"}
+            ],
+        }
+    assert (app.adapter.call_count, app.adapter.pending, app.requests) == (0, 2, ())
+
+
+class Recorded(FixtureProviderAdapter):
+    """An adapter that notes the id of every request it is asked for."""
+
+    ids: list[str]
+
+    def stream(self, request: CourseModelRequest, signal: AbortSignal | None = None) -> Any:
+        self.ids.append(request.id)
+        return super().stream(request, signal)
+
+
+def test_every_answer_carries_the_providers_request_id_unique_in_the_server() -> None:
+    adapter = Recorded(fixture([start(), text("a"), end()], [start(), text("b"), end()]))
+    adapter.ids = []
+    app = app_for(adapter)
+    answers = [
+        request(app, STREAM),  # streamed
+        request(app, {"model": "m"}, path="/v1/messages"),  # whole
+        request(app, STREAM, path="/v1/responses"),  # exhausted: a 500
+        request(app, STREAM, path="/nowhere"),
+        request(app, STREAM, path="/v1/messages", method="GET"),
+        request(app, b"[]", path="/v1/messages"),
+        request(app, b"", path="/v1/models", method="GET"),
+    ]
+    assert [client.status for client in answers] == [200, 200, 500, 404, 405, 400, 200]
+    names = [b"x-request-id", b"request-id", b"x-request-id", b"x-request-id"]
+    names += [b"request-id", b"request-id", b"x-request-id"]
+    ids = []
+    for client, name in zip(answers, names, strict=True):
+        other = b"request-id" if name == b"x-request-id" else b"x-request-id"
+        assert other not in client.headers
+        ids.append(client.headers[name].decode())
+    assert len(set(ids)) == len(ids)
+    assert adapter.ids == ids[:3]  # the id of the request passed to stream() is the header's
 
 
 @pytest.mark.parametrize(
@@ -250,13 +387,62 @@ def test_whatever_the_body_only_json_objects_take_a_response(body: bytes, chunke
     assert app.adapter.call_count == len(app.requests)
 
 
-def test_requests_are_the_bodies_in_order_read_only() -> None:
+def provider_of(path: str) -> str:
+    """Whose path it is, as SPEC-VENDORS says (an oracle written apart from the server)."""
+    if path == "/v1/messages" or path.startswith("/v1/messages/"):
+        return "anthropic"
+    version, _, rest = path.removeprefix("/").partition("/")
+    if version in {"v1", "v1beta", "v1alpha"} and rest.startswith(("models/", "tunedModels/")):
+        return "google"
+    return "openai"
+
+
+PATHS = [*ROUTES, "/v1/models", "/v1/messages/batches", "/v1beta/models/m:generateContent", "/"]
+
+
+@settings(max_examples=60)
+@given(
+    method=st.sampled_from(["GET", "POST", "PUT", "HEAD"]),
+    path=st.one_of(
+        st.sampled_from(PATHS),
+        st.lists(st.sampled_from(["v1", "v1beta", "messages", "models", "x", ""]), max_size=4).map(
+            lambda parts: "/" + "/".join(parts)
+        ),
+    ),
+    body=st.sampled_from([b"{}", b'{"stream": true}', b"[]", b"{"]),
+)
+def test_every_answer_has_one_request_id_and_its_providers_error_shape(
+    method: str, path: str, body: bytes
+) -> None:
+    app = app_for(fixture([start(), text("a"), end()]))
+    client = request(app, body, path=path, method=method)
+    provider = provider_of(path)
+    name = b"request-id" if provider == "anthropic" else b"x-request-id"
+    other = b"x-request-id" if provider == "anthropic" else b"request-id"
+    assert (client.headers[name], other in client.headers) == (b"request-1", False)
+    took = method == "POST" and path in ROUTES and body.startswith(b"{") and body != b"{"
+    assert app.adapter.call_count == len(app.requests) == int(took)
+    if client.status == 200:
+        assert took or (method, path) == ("GET", "/v1/models")
+        return
+    error = json.loads(client.body)
+    if provider == "anthropic":
+        assert error["type"] == "error"
+        assert error["error"]["type"] in {"not_found_error", "invalid_request_error"}
+    elif provider == "google":
+        assert (error["error"]["code"], error["error"]["status"]) == (404, "NOT_FOUND")
+    else:
+        assert error["error"]["type"] == "invalid_request_error"
+
+
+def test_requests_are_the_bodies_that_took_a_response_in_order_read_only() -> None:
     app = app_for(fixture([start(), text("a"), end()], [start(), text("b"), end()]))
     first = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
     request(app, first)
     request(app, {"model": "m2"}, path="/v1/messages")
-    request(app, {"model": "m3"}, path="/v1/responses")  # exhausted: still passed on
-    assert [thaw(body) for body in app.requests] == [first, {"model": "m2"}, {"model": "m3"}]
+    exhausted = request(app, {"model": "m3"}, path="/v1/responses")  # took no response
+    assert exhausted.status == 500
+    assert [thaw(body) for body in app.requests] == [first, {"model": "m2"}]
     body = app.requests[0]
     assert isinstance(body, Mapping)
     assert not isinstance(body, dict)
@@ -266,7 +452,7 @@ def test_requests_are_the_bodies_in_order_read_only() -> None:
     copy = thaw(body)
     copy["model"] = "changed"
     assert app.requests[0]["model"] == "m"
-    assert app.adapter.call_count == 3
+    assert app.adapter.call_count == 3  # the exhausted call counts as a call
 
 
 def test_a_body_sent_in_parts_is_read_whole() -> None:
@@ -557,7 +743,7 @@ def test_asgi_app_serves_an_adapter_you_built_and_checks_a_fixture_at_once() -> 
     adapter = FixtureProviderAdapter(roundtrip())
     assert asgi_app(adapter).adapter is adapter
     with pytest.raises(FixtureProviderError) as caught:
-        asgi_app({"schemaVersion": 2, "responses": []})
+        asgi_app({"schemaVersion": 3, "responses": []})
     assert caught.value.code is Code.PROVIDER_INVALID_FIXTURE
 
 
@@ -619,9 +805,11 @@ def test_the_server_serves_on_the_port_it_bound_and_stops() -> None:
 def test_a_server_runs_once() -> None:
     server = server_for(roundtrip())
     with server:
-        pass
+        with pytest.raises(RuntimeError, match="runs once"), server:
+            pass  # pragma: no cover
+        assert server.running  # the refused entry stopped nothing
     with pytest.raises(RuntimeError, match="runs once"), server:
-        pass
+        pass  # pragma: no cover
 
 
 def test_a_wildcard_host_is_written_as_loopback() -> None:
@@ -723,6 +911,182 @@ def test_the_server_is_quiet(
         "POST /v1/chat/completions -> 200 stream, response 0: complete (stop, 1 chunk)",
         "POST /v1/chat/completions -> 500 PROVIDER_EXHAUSTED",
     ]
+
+
+# -- stopping: every connection ends, at once and quietly -----------------------------------
+
+
+def problems_logged(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.levelno >= logging.WARNING and not is_slow_step_report(r)
+    ]
+
+
+def writes_paused(server: FixtureServer) -> bool:
+    """Whether uvicorn holds a response back because its client does not read."""
+    uvicorn_server = server._server
+    assert uvicorn_server is not None
+    connections = list(uvicorn_server.server_state.connections)
+    return any(connection.flow.write_paused for connection in connections)  # type: ignore[union-attr]
+
+
+async def endless() -> AsyncIterator[object]:
+    """A response that streams text for as long as anyone sends it."""
+    yield start()
+    while True:
+        yield text("x" * 1000)
+
+
+def test_leaving_resets_a_client_that_stopped_reading(
+    caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    descriptors = open_descriptors()
+    server = server_for(fixture(endless()))
+    with server, RawClient(server.url, receive_buffer=4096) as client:
+        client.send_head("/v1/chat/completions", len(json.dumps(STREAM)))
+        client.send(json.dumps(STREAM).encode())
+        assert client.sock.recv(12) == b"HTTP/1.1 200"  # streaming began; it reads no more
+        assert until(lambda: writes_paused(server))  # what was sent fills every buffer
+        server.__exit__(None, None, None)
+        assert not server.running  # leaving returned within STOP_TIMEOUT, the thread ended
+        # The client is not left hanging until its own read timeout: its connection ends.
+        _, ending = client.read_to_end()
+        assert ending in {"eof", "reset"}
+    assert server_threads() == []
+    assert open_descriptors() == descriptors  # no socket left open in this process
+    assert problems_logged(caplog) == []
+    assert capfd.readouterr() == ("", "")
+
+
+@pytest.mark.parametrize(
+    ("path", "error"),
+    [
+        ("/v1/chat/completions", {"message": str, "type": "server_error", "code": None}),
+        ("/v1/messages", {"type": "api_error", "message": str}),
+    ],
+)
+def test_leaving_while_a_body_arrives_answers_503_quietly(
+    path: str,
+    error: dict[str, object],
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    server = server_for(roundtrip())
+    with server, RawClient(server.url) as client:
+        client.send_head(path, 100)
+        client.send(b'{"stream": tru')  # and the rest never comes
+        assert until(lambda: "RequestResponseCycle.run_asgi" in server_tasks(server))
+        server.__exit__(None, None, None)
+        assert not server.running
+        response = client.response()
+    assert response.status == 503
+    assert response.headers[b"content-type"] == b"application/json"
+    assert response.headers[b"x-should-retry"] == b"false"  # the SDKs do not retry it
+    body = json.loads(response.body)
+    inner = {key: str if key == "message" else value for key, value in body["error"].items()}
+    assert {key: value for key, value in inner.items() if key != "param"} == error
+    assert "stopping" in body["error"]["message"]
+    assert server.adapter.call_count == 0
+    assert problems_logged(caplog) == []
+    assert capfd.readouterr() == ("", "")
+
+
+def test_a_cancelled_async_start_stops_what_it_started() -> None:
+    server = server_for(roundtrip())
+
+    async def scenario() -> None:
+        entering = asyncio.ensure_future(server.__aenter__())
+        await asyncio.sleep(0)  # it is starting
+        entering.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await entering
+
+    # asyncio.run returns once its executor's threads are done, so a start that went on
+    # in one of them after the cancellation has finished too.
+    run(scenario())
+    assert not server.running
+    assert server_threads() == []
+
+
+def test_a_timeout_while_starting_stops_what_it_started() -> None:
+    server = server_for(roundtrip())
+
+    async def scenario() -> None:
+        async with asyncio.timeout(0), server:
+            pytest.fail("entered")  # pragma: no cover
+
+    with pytest.raises(TimeoutError):
+        run(scenario())
+    assert not server.running
+    assert server_threads() == []
+
+
+def test_ctrl_c_while_starting_stops_what_it_started(monkeypatch: pytest.MonkeyPatch) -> None:
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals reach the main thread only")  # pragma: no cover
+    main = threading.main_thread().ident
+    assert main is not None
+    starting = uvicorn.Server.startup
+
+    async def interrupted(self: uvicorn.Server, sockets: object = None) -> None:
+        signal.pthread_kill(main, signal.SIGINT)  # Ctrl-C, while the server starts
+        await starting(self, sockets)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(uvicorn.Server, "startup", interrupted)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    server = server_for(roundtrip())
+    try:
+        with pytest.raises(KeyboardInterrupt), server:
+            pytest.fail("entered")  # pragma: no cover
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert not server.running
+    assert server_threads() == []
+
+
+async def post_from_a_thread(server: FixtureServer, library: str) -> int:
+    import trio  # noqa: PLC0415
+
+    assert library == "trio"
+    response = await trio.to_thread.run_sync(
+        lambda: httpx2.post(server.url + "/v1/messages", json={})
+    )
+    return response.status_code
+
+
+def test_async_with_works_under_trio() -> None:
+    trio = pytest.importorskip("trio")
+
+    async def scenario() -> tuple[int, bool]:
+        server = server_for(roundtrip())
+        async with server:
+            status = await post_from_a_thread(server, "trio")
+        return status, server.running
+
+    assert trio.run(scenario) == (200, False)
+
+
+def test_async_with_works_under_anyio_on_trio() -> None:
+    anyio = pytest.importorskip("anyio")
+    pytest.importorskip("trio")
+
+    async def scenario() -> tuple[int, bool]:
+        server = server_for(roundtrip())
+        async with server:
+            status = await post_from_a_thread(server, "trio")
+        return status, server.running
+
+    assert anyio.run(scenario, backend="trio") == (200, False)
+
+
+def test_async_with_outside_an_event_loop_says_to_use_with() -> None:
+    server = server_for(roundtrip())
+    entering = server.__aenter__()
+    with pytest.raises(TypeError, match=r"with serve\(\.\.\.\)"):
+        entering.send(None)
+    assert not server.running
 
 
 # -- edges ---------------------------------------------------------------------------------

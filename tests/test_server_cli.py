@@ -70,8 +70,10 @@ def test_serve_prints_its_urls_logs_each_request_and_stops_cleanly(how: signal.S
         with openai.OpenAI(base_url=url + "/v1", api_key="test", max_retries=0) as client:
             completion = client.chat.completions.create(model="m", messages=[])
             assert completion.choices[0].message.tool_calls is not None
-            with pytest.raises(openai.NotFoundError):
-                client.models.list()
+            assert [model.id for model in client.models.list()] == ["course-fixture"]
+            with pytest.raises(openai.NotFoundError) as missing:
+                client.embeddings.create(model="m", input="x")
+            assert missing.value.request_id == "request-3"
         body = httpx2.post(url + "/v1/messages", json={"stream": True}).text
         assert "The sum is 42." in body
         status, out, err = stop(process, how)
@@ -83,14 +85,16 @@ def test_serve_prints_its_urls_logs_each_request_and_stops_cleanly(how: signal.S
     assert f"ANTHROPIC_BASE_URL={url}" in banner
     for path in ("/v1/chat/completions", "/v1/responses", "/v1/messages"):
         assert f"POST {url}{path}" in banner
+    assert f"GET  {url}/v1/models" in banner
     log = [
         re.sub(r"^\d\d:\d\d:\d\d ", "", line)
         for line in lines
         if re.match(r"\d\d:\d\d:\d\d ", line)
     ]
     assert sorted(log) == [  # each line is written once its request is done
-        "GET /v1/models -> 404 not found",
+        "GET /v1/models -> 200 models",
         "POST /v1/chat/completions -> 200 response 0: complete (toolCall, not streamed)",
+        "POST /v1/embeddings -> 404 not found",
         "POST /v1/messages -> 200 stream, response 1: complete (stop, 1 chunk)",
     ]
     assert lines[-1] == "stopped after 2 requests; 0 responses left"
@@ -128,7 +132,7 @@ def test_ctrl_c_while_a_client_reads_aborts_its_stream(tmp_path: Path) -> None:
 
 def test_a_file_that_is_not_a_fixture_is_refused_with_its_place(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"schemaVersion": 2, "responses": []}))
+    bad.write_text(json.dumps({"schemaVersion": 3, "responses": []}))
     completed = subprocess.run(
         [sys.executable, "-c", RUNNER, str(bad)],
         cwd=ROOT,

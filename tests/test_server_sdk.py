@@ -2,8 +2,9 @@
 
 Every client mode the README promises is driven over real HTTP: Chat Completions
 (``create(stream=True)``, ``.stream()``'s final completion, non-streaming ``create``),
-Responses (``.stream()``'s final response), Messages (``.stream()``'s final message and
-non-streaming ``create``), sync and async. Each must give the fixture's text, tool-call
+Responses (``create(stream=True)``, ``.stream()``'s final response, ``create``),
+Messages (``create(stream=True)``, ``.stream()``'s final message, ``create``), sync and
+async. Each must give the fixture's text, tool-call
 ids, names and arguments, stop reason (in the vendor's spelling) and usage.
 
 Generated fixtures share one server and one set of clients per module (starting a
@@ -37,6 +38,7 @@ from course import FixtureProviderAdapter, thaw
 from course.vendors import FixtureServer, import_recording, serve
 
 from .helpers import is_slow_step_report, roundtrip
+from .serve_helpers import server_tasks, until
 from .strategies import arguments as any_arguments
 from .strategies import sdk_arguments
 
@@ -86,6 +88,8 @@ class Clients:
     def streamed(self, format: str) -> bytes:
         """The raw bytes the server streams for one request in ``format``."""
         body = {"model": MODEL, "stream": True, "max_tokens": 64, "messages": ASK}
+        if format == "openai-chat":  # the usage chunk comes only when asked for
+            body["stream_options"] = {"include_usage": True}
         response = self.http.post(self.server.url + PATHS[format], json=body)
         assert response.status_code == 200
         assert response.headers["content-type"] == "text/event-stream"
@@ -129,8 +133,11 @@ def expected(records: Records, stop_reasons: dict[str, str] | None) -> Seen:
 
 
 def chat_stream_create(clients: Clients) -> Seen:
-    """``create(stream=True)``: the raw chunks, accumulated here as an agent loop would."""
-    stream = clients.openai.chat.completions.create(model=MODEL, messages=CHAT, stream=True)
+    """``create(stream=True)``: the raw chunks, accumulated here as an agent loop would
+    (asking for usage, which OpenAI streams only then)."""
+    stream = clients.openai.chat.completions.create(
+        model=MODEL, messages=CHAT, stream=True, stream_options={"include_usage": True}
+    )
     response_id, text, finish, usage = "", "", None, (-1, -1)
     calls: dict[int, list[str]] = {}
     for chunk in stream:
@@ -152,8 +159,10 @@ def chat_stream_create(clients: Clients) -> Seen:
 
 
 def chat_stream_final(clients: Clients) -> Seen:
-    """``.stream()``'s final completion, accumulated by the SDK."""
-    with clients.openai.chat.completions.stream(model=MODEL, messages=CHAT) as stream:
+    """``.stream()``'s final completion, accumulated by the SDK (usage asked for)."""
+    with clients.openai.chat.completions.stream(
+        model=MODEL, messages=CHAT, stream_options={"include_usage": True}
+    ) as stream:
         return chat_view(stream.get_final_completion())
 
 
@@ -204,6 +213,39 @@ def responses_view(response: Response) -> Seen:
     )
 
 
+def responses_stream_create(clients: Clients) -> Seen:
+    """``create(stream=True)``: the raw events; the terminal one holds the whole response."""
+    events = list(clients.openai.responses.create(model=MODEL, input=QUESTION, stream=True))
+    assert [event.sequence_number for event in events] == list(range(len(events)))
+    completed = events[-1]
+    assert completed.type == "response.completed"
+    return responses_view(completed.response)
+
+
+def messages_stream_create(clients: Clients) -> Seen:
+    """``create(stream=True)``: the raw events, accumulated here as an agent loop would."""
+    stream = clients.anthropic.messages.create(
+        model=MODEL, max_tokens=64, messages=ASK, stream=True
+    )
+    response_id, text, stop, usage = "", "", None, (-1, -1)
+    blocks: dict[int, list[str]] = {}
+    for event in stream:
+        if event.type == "message_start":
+            response_id = event.message.id
+            assert event.message.model == MODEL
+        elif event.type == "content_block_start" and event.content_block.type == "tool_use":
+            blocks[event.index] = [event.content_block.id, event.content_block.name, ""]
+        elif event.type == "content_block_delta" and event.delta.type == "text_delta":
+            text += event.delta.text
+        elif event.type == "content_block_delta" and event.delta.type == "input_json_delta":
+            blocks[event.index][2] += event.delta.partial_json
+        elif event.type == "message_delta":
+            stop = event.delta.stop_reason
+            usage = (event.usage.input_tokens or 0, event.usage.output_tokens)
+    calls = [(b[0], b[1], json.loads(b[2] or "{}")) for _, b in sorted(blocks.items())]
+    return Seen(response_id, text, calls, stop, usage)
+
+
 def messages_stream_final(clients: Clients) -> Seen:
     with clients.anthropic.messages.stream(model=MODEL, max_tokens=64, messages=ASK) as stream:
         return messages_view(stream.get_final_message())
@@ -233,7 +275,10 @@ MODES: Final[dict[str, tuple[Mode, dict[str, str] | None]]] = {
     "chat create(stream=True)": (chat_stream_create, CHAT_STOP),
     "chat .stream() final": (chat_stream_final, CHAT_STOP),
     "chat create": (chat_create, CHAT_STOP),
+    "responses create(stream=True)": (responses_stream_create, None),
     "responses .stream() final": (responses_stream_final, None),
+    "responses create": (responses_create, None),
+    "messages create(stream=True)": (messages_stream_create, ANTHROPIC_STOP),
     "messages .stream() final": (messages_stream_final, ANTHROPIC_STOP),
     "messages create": (messages_create, ANTHROPIC_STOP),
 }
@@ -520,11 +565,85 @@ def test_exhaustion_fails_fast_without_retries() -> None:
             ) as raised:
                 call(clients)
             elapsed = time.monotonic() - began
-            assert len(server.requests) == requests, name  # one request each: no retry
+            assert server.adapter.call_count == requests, name  # one request each: no retry
+            assert server.requests == ()  # none took a response
             error = raised.value
             code = error.code if isinstance(error, openai.APIError) else error.type  # type: ignore[attr-defined]
             assert code == "PROVIDER_EXHAUSTED", name
             assert elapsed < 1.0, name
+
+
+# -- what else the SDKs read: request ids, the model list, usage ----------------------------
+
+
+def test_the_sdks_read_the_request_id_of_every_answer() -> None:
+    with serve(fixture_of(*bundled())) as server, Clients(server) as clients:
+        completion = clients.openai.chat.completions.create(model=MODEL, messages=CHAT)
+        message = clients.anthropic.messages.create(model=MODEL, max_tokens=64, messages=ASK)
+        with pytest.raises(openai.InternalServerError) as exhausted:
+            clients.openai.responses.create(model=MODEL, input=QUESTION)
+        with pytest.raises(anthropic.NotFoundError) as missing:
+            clients.anthropic.messages.count_tokens(model=MODEL, messages=ASK)
+    assert completion._request_id == "request-1"
+    assert message._request_id == "request-2"
+    assert exhausted.value.request_id == "request-3"
+    assert missing.value.request_id == "request-4"
+    assert missing.value.type == "not_found_error"
+
+
+def test_both_sdks_list_the_one_model() -> None:
+    with serve(fixture_of()) as server, Clients(server) as clients:
+        assert [model.id for model in clients.openai.models.list()] == ["course-fixture"]
+        listed = clients.anthropic.models.list()
+        assert [(model.id, model.display_name) for model in listed] == [
+            ("course-fixture", "course-fixture")
+        ]
+        assert listed.has_more is False
+        assert server.adapter.call_count == 0
+
+
+def test_a_chat_stream_has_usage_only_when_the_request_asks_for_it() -> None:
+    responses = [bundled()[1]] * 4
+    with serve(fixture_of(*responses)) as server, Clients(server) as clients:
+        chat = clients.openai.chat.completions
+        # The openai-python README's own loop: chunk.choices[0] on every chunk.
+        plain = chat.create(model=MODEL, messages=CHAT, stream=True)
+        text = "".join(chunk.choices[0].delta.content or "" for chunk in plain)
+        with chat.stream(model=MODEL, messages=CHAT) as stream:
+            unasked = stream.get_final_completion()
+        asked = list(
+            chat.create(
+                model=MODEL, messages=CHAT, stream=True, stream_options={"include_usage": True}
+            )
+        )
+        with chat.stream(
+            model=MODEL, messages=CHAT, stream_options={"include_usage": True}
+        ) as stream:
+            counted = stream.get_final_completion()
+    assert text == "The sum is 42."
+    assert unasked.usage is None
+    assert [chunk.usage for chunk in asked[:-1]] == [None] * (len(asked) - 1)
+    assert asked[-1].choices == []
+    assert asked[-1].usage is not None
+    assert (asked[-1].usage.prompt_tokens, asked[-1].usage.completion_tokens) == (30, 6)
+    assert counted.usage is not None and counted.usage.total_tokens == 36
+
+
+def test_a_tool_call_streamed_or_not_gives_the_same_message() -> None:
+    with serve(fixture_of(bundled()[0], bundled()[0])) as server, Clients(server) as clients:
+        with clients.openai.chat.completions.stream(model=MODEL, messages=CHAT) as stream:
+            streamed = stream.get_final_completion().choices[0].message
+        whole = clients.openai.chat.completions.create(model=MODEL, messages=CHAT)
+    assert streamed.content is None
+    assert whole.choices[0].message.content is None
+
+    def calls(message: object) -> list[tuple[str, str, str]]:
+        return [
+            (call.id, call.function.name, call.function.arguments)
+            for call in getattr(message, "tool_calls", None) or []
+        ]
+
+    assert calls(streamed) == calls(whole.choices[0].message) != []
 
 
 # -- clients that leave, and leaving --------------------------------------------------------
@@ -546,28 +665,6 @@ class Hanging:
             await asyncio.Event().wait()  # only closing ends this
         finally:
             self.closed.set()
-
-
-def server_tasks(server: FixtureServer) -> set[str]:
-    """The tasks on the server's event loop, besides the one that runs uvicorn."""
-
-    async def probe() -> set[str]:
-        here = asyncio.current_task()
-        return {t.get_coro().__qualname__ for t in asyncio.all_tasks() if t is not here}  # type: ignore[union-attr]
-
-    loop = server._loop
-    assert loop is not None
-    return asyncio.run_coroutine_threadsafe(probe(), loop).result(10) - {"FixtureServer._serve"}
-
-
-def until(condition: Callable[[], bool]) -> bool:
-    """Whether ``condition`` comes true within a generous bound (a wait, not a timing)."""
-    deadline = time.monotonic() + 10
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
 
 
 def warnings_logged(caplog: pytest.LogCaptureFixture) -> list[str]:

@@ -35,9 +35,13 @@ BUNDLED = Path(__file__).parent.parent / "course" / "fixtures" / "provider-tool-
 MESSAGES: Any = [{"role": "user", "content": "What is 20 + 22?"}]
 
 
-def serve_stream(records: list[dict[str, Any]]) -> Served:
-    """The streaming answer, rendered as the server renders it."""
-    return render_stream(Renderer(MODEL), records)
+USAGE: Any = {"stream_options": {"include_usage": True}}
+"""A request that asks for the usage chunk (OpenAI streams it only then)."""
+
+
+def serve_stream(records: list[dict[str, Any]], request: Any = USAGE) -> Served:
+    """The streaming answer to ``request``, rendered as the server renders it."""
+    return render_stream(Renderer(MODEL, request), records)
 
 
 def serve_whole(records: list[dict[str, Any]]) -> Served:
@@ -102,7 +106,7 @@ def test_the_tool_response_streams_in_the_specified_shapes() -> None:
         [
             {
                 "index": 0,
-                "delta": {"role": "assistant", "content": ""},
+                "delta": {"role": "assistant", "content": None},  # a tool call comes first
                 "logprobs": None,
                 "finish_reason": None,
             }
@@ -128,7 +132,40 @@ def test_the_tool_response_streams_in_the_specified_shapes() -> None:
         [],
     ]
     assert chunks[-1]["usage"] == {"prompt_tokens": 12, "completion_tokens": 8, "total_tokens": 20}
-    assert "usage" not in chunks[0]
+    assert [chunk["usage"] for chunk in chunks[:-1]] == [None, None, None]
+
+
+def test_without_include_usage_no_chunk_carries_usage_as_openai_sends_it() -> None:
+    for request in ({}, {"stream_options": {"include_usage": False}}, {"stream_options": None}):
+        events = events_of(serve_stream(bundled(1), request).body)
+        assert events[-1] == "[DONE]"
+        chunks = events[:-1]
+        assert [len(chunk["choices"]) for chunk in chunks] == [1, 1, 1]
+        assert all("usage" not in chunk for chunk in chunks)
+        # So the openai-python README's own loop reads every chunk.
+        served = serve_stream(bundled(1), request)
+        texts = [chunk.choices[0].delta.content or "" for chunk in sdk_chunks(served)]
+        assert "".join(texts) == "The sum is 42."
+        assert sdk_stream(served).usage is None
+
+
+def test_the_opening_content_is_null_exactly_when_a_tool_call_comes_first() -> None:
+    call = {"type": "tool_call", "id": "c", "name": "f", "arguments": {}}
+    tool_end = {**END, "stopReason": "tool_call"}
+    cases: list[tuple[list[dict[str, Any]], str | None]] = [
+        ([START, call, tool_end], None),
+        ([START, call, {"type": "text_delta", "text": "after"}, tool_end], None),
+        ([START, {"type": "text_delta", "text": "first"}, call, tool_end], ""),
+        ([START, END], ""),
+    ]
+    for records, content in cases:
+        first = events_of(serve_stream(records).body)[0]
+        assert first["choices"][0]["delta"] == {"role": "assistant", "content": content}
+    # A tool call alone: the SDK's streamed message equals the non-streamed one.
+    streamed = sdk_stream(serve_stream([START, call, tool_end])).choices[0].message
+    whole = sdk_whole(serve_whole([START, call, tool_end])).choices[0].message
+    assert streamed.content is whole.content is None
+    assert streamed.tool_calls[0].id == whole.tool_calls[0].id == "c"
 
 
 def test_the_bundled_fixture_through_the_stream_helper() -> None:
@@ -199,6 +236,11 @@ def test_the_bundled_fixture_round_trips() -> None:
         records = bundled(index)
         imported = thaw(import_recording(serve_stream(records).body).response)["records"]
         assert imported == _camel(records)
+        # Without the usage chunk, the import is given the usage, as the SPEC says.
+        usage: Any = _camel(records)[-1]["usage"]  # the second response is snake_case
+        counts = (usage["inputTokens"], usage["outputTokens"])
+        without = serve_stream(records, {}).body
+        assert thaw(import_recording(without, usage=counts).response)["records"] == imported
 
 
 # -- failures ------------------------------------------------------------------------------------
@@ -442,7 +484,9 @@ def test_generated_responses_through_the_stream_helper(records: list[dict[str, A
     assert final.id == records[0]["responseId"]
     (choice,) = final.choices
     texts = [record["text"] for record in chunks if record["type"] == "text_delta"]
-    assert choice.message.content == "".join(texts)
+    # Opened with content null when a tool call came first: then text appends to it.
+    tool_first = bool(chunks) and chunks[0]["type"] == "tool_call"
+    assert choice.message.content == ("".join(texts) if texts or not tool_first else None)
     calls = [record for record in chunks if record["type"] == "tool_call"]
     assert [
         (call.id, call.function.name, json.loads(call.function.arguments))

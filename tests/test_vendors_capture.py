@@ -44,7 +44,10 @@ def capture_openai_chat(base_url: str, path: Path) -> None:
     client = openai.OpenAI(base_url=base_url + "/v1", api_key="test", max_retries=0)
     with (
         client.chat.completions.with_streaming_response.create(
-            model="gpt-x", messages=[{"role": "user", "content": "Hi"}], stream=True
+            model="gpt-x",
+            messages=[{"role": "user", "content": "Hi"}],
+            stream=True,
+            stream_options={"include_usage": True},  # as from OpenAI: usage only when asked
         ) as response,
         path.open("wb") as file,
     ):

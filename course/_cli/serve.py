@@ -20,7 +20,7 @@ from types import FrameType
 from typing import Final
 
 from .._text import one_line, plural
-from ..vendors._server import ROUTES, FixtureServer, logger, serve
+from ..vendors._server import MODELS_PATH, ROUTES, FixtureServer, logger, serve
 from ._fixtures import load
 from ._output import (
     BOLD,
@@ -105,6 +105,7 @@ def _banner(out: Out, server: FixtureServer, name: str, responses: int) -> None:
     for path, format in ROUTES.items():
         out.line(f"  {format:<17} POST {url}{path}")
     out.line(f"  {'gemini':<17} POST {url}/{{v1,v1beta,v1alpha}}/models/ID:{GEMINI_METHODS}")
+    out.line(f"  {'models':<17} GET  {url}{MODELS_PATH}")
     out.line(
         f'  OpenAI:     OpenAI(base_url="{url}/v1", api_key="test")'
         + out.paint(f"   # or OPENAI_BASE_URL={url}/v1 OPENAI_API_KEY=test", DIM)

@@ -329,8 +329,8 @@ class Renderer(StreamRenderer):
 
     format = FORMAT
 
-    def __init__(self, model: str) -> None:
-        super().__init__(model)
+    def __init__(self, model: str, request: PlainObject | None = None) -> None:
+        super().__init__(model, request)
         self._blocks = 0
         """Content blocks started so far: the next block's index."""
         self._text_open = False

@@ -411,24 +411,38 @@ def _usage(response: CourseModelResponse) -> PlainObject:
     }
 
 
+def _includes_usage(request: PlainObject) -> bool:
+    """Whether the request asked for the usage chunk, as OpenAI sends it only then."""
+    options = request.get("stream_options")
+    return isinstance(options, dict) and options.get("include_usage") is True
+
+
 class Renderer(StreamRenderer):
-    """Renders a stream as openai-chat chunks, as OpenAI sends them."""
+    """Renders a stream as openai-chat chunks, as OpenAI sends them.
+
+    The opening chunk (the role) waits for the first record: its ``content`` is
+    ``null`` when a tool call comes first, else ``""``. The usage chunk comes only when
+    the request's ``stream_options.include_usage`` is true; every other chunk then has
+    ``usage: null``.
+    """
 
     format = FORMAT
 
-    def __init__(self, model: str) -> None:
-        super().__init__(model)
+    def __init__(self, model: str, request: PlainObject | None = None) -> None:
+        super().__init__(model, request)
         self._created = int(time.time())
         self._response_id = ""
         self._tool_calls = 0
+        self._opened = False
+        self._include_usage = _includes_usage(self.request)
 
     def open(self, response_id: str) -> str:
         self._response_id = response_id
-        return self._chunk({"role": "assistant", "content": ""})
+        return ""  # the role chunk goes out with the first record, which decides its content
 
     def chunk(self, chunk: CourseModelChunk) -> str:
         if isinstance(chunk, CourseTextDeltaChunk):
-            return self._chunk({"content": chunk.text})
+            return self._opening("") + self._chunk({"content": chunk.text})
         index = self._tool_calls
         self._tool_calls += 1
         fragment: PlainObject = {
@@ -437,17 +451,16 @@ class Renderer(StreamRenderer):
             "type": "function",
             "function": {"name": chunk.name, "arguments": compact(thaw(chunk.arguments))},
         }
-        return self._chunk({"tool_calls": [fragment]})
+        return self._opening(None) + self._chunk({"tool_calls": [fragment]})
 
     def complete(self, response: CourseModelResponse) -> str:
-        usage_chunk = self._head()
-        usage_chunk["choices"] = []
-        usage_chunk["usage"] = _usage(response)
-        return (
-            self._chunk({}, _finish_reason(response))
-            + format_event(compact(usage_chunk))
-            + _DONE_EVENT
-        )
+        text = self._opening("") + self._chunk({}, _finish_reason(response))
+        if self._include_usage:
+            usage_chunk = self._head()
+            usage_chunk["choices"] = []
+            usage_chunk["usage"] = _usage(response)
+            text += format_event(compact(usage_chunk))
+        return text + _DONE_EVENT
 
     def fail(self, error: FixtureProviderError) -> str:
         return format_event(compact(self.error_body(error))) + _DONE_EVENT
@@ -497,6 +510,13 @@ class Renderer(StreamRenderer):
         code, message = error_words(error)
         return {"error": {"message": message, "type": code, "code": code}}
 
+    def _opening(self, content: str | None) -> str:
+        """The role chunk, before the first record only."""
+        if self._opened:
+            return ""
+        self._opened = True
+        return self._chunk({"role": "assistant", "content": content})
+
     def _head(self) -> PlainObject:
         return {
             "id": self._response_id,
@@ -510,4 +530,6 @@ class Renderer(StreamRenderer):
         chunk["choices"] = [
             {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
         ]
+        if self._include_usage:
+            chunk["usage"] = None
         return format_event(compact(chunk))

@@ -409,8 +409,8 @@ class Renderer(StreamRenderer):
 
     format = FORMAT
 
-    def __init__(self, model: str) -> None:
-        super().__init__(model)
+    def __init__(self, model: str, request: PlainObject | None = None) -> None:
+        super().__init__(model, request)
         self._response_id = ""
         self._created_at = int(time.time())
         self._sequence = 0

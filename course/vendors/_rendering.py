@@ -5,7 +5,8 @@ wire format, as the server receives the stream's values:
 
 - streaming: ``open`` (when the first chunk comes, or the response completes without
   one), then ``chunk`` for each chunk, then ``complete`` with the response, or
-  ``fail`` with the error once streaming has begun; each returns SSE text to send;
+  ``fail`` with the error once streaming has begun; each returns SSE text to send
+  (a format may hold back part of its opening until it knows what comes first);
 - not streaming: ``whole`` with the response gives the JSON body;
 - before streaming has begun, or without streaming, a failure is HTTP 500 with
   ``error_body``.
@@ -49,9 +50,12 @@ class StreamRenderer:
     format: ClassVar[str]
     """The format name, as ``course.vendors`` names it."""
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, request: PlainObject | None = None) -> None:
         self.model = model
         """The model name to report: the request's ``model``, else a placeholder."""
+        self.request: PlainObject = {} if request is None else request
+        """The request's JSON body, read only: what it asked of the stream (openai-chat:
+        ``stream_options.include_usage``)."""
 
     def open(self, response_id: str) -> str:
         """The events that open the stream."""

@@ -12,11 +12,17 @@ async source blocked mid-step is released too), and a response that ends stops t
 watching. Stopping the server aborts every exchange in flight: the stream fails as
 ``PROVIDER_ABORTED``, which the client receives as the format's error, and a responder
 that cannot even send that (a client that stopped reading) is cancelled soon after.
+A request whose body is still arriving then is answered 503.
+
+Every answer carries the provider's request-id header, and refusals (400, 404, 405,
+413, 503: the requests that take no response) have the error shape of the provider
+the path belongs to.
 
 ``FixtureServer`` runs the application with uvicorn (the optional extra
 ``course[serve]``) on its own event loop in a background thread: the documented
 pattern of ``uvicorn.Server`` in a thread, on a socket bound here so that the port
 is known, and a bind failure is the caller's ``OSError``, before any thread starts.
+``_uvicorn.Server`` starts and stops it when told, without uvicorn's tick.
 """
 
 from __future__ import annotations
@@ -24,11 +30,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import itertools
 import json
 import logging
+import re
 import socket
+import sys
 import threading
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -45,9 +53,10 @@ from ._importing import FORMATS
 from ._rendering import StreamRenderer
 
 if TYPE_CHECKING:
-    import uvicorn
+    from ._uvicorn import Server
 
 __all__ = [
+    "MODELS_PATH",
     "ROUTES",
     "FixtureApp",
     "FixtureServer",
@@ -71,13 +80,16 @@ ROUTES: Final[Mapping[str, str]] = {
     "/v1/responses": "openai-responses",
     "/v1/messages": "anthropic",
 }
-"""Each path the server answers, and the wire format it answers in."""
+"""Each path the server answers with a response, and the wire format it answers in."""
+
+MODELS_PATH: Final = "/v1/models"
+"""``GET`` lists one model, in OpenAI's shape or (with ``anthropic-version``) Anthropic's."""
 
 MAX_BODY: Final = 32 * 1024 * 1024
 """The largest request body read (bytes); a larger one is answered 413."""
 
 ABORT_GRACE: Final = 1.0
-"""Seconds an aborted response has to send its error before its responder is cancelled."""
+"""Seconds an aborted response has to send its error before its client is cut off."""
 
 STOP_TIMEOUT: Final = 5.0
 """Leaving a ``FixtureServer`` returns within this many seconds."""
@@ -95,13 +107,11 @@ UVICORN_SETTINGS: Final[Mapping[str, Any]] = {
     "access_log": False,
     "proxy_headers": False,
     "server_header": False,
-    # A backstop only: stopping aborts responses in flight itself.
-    "timeout_graceful_shutdown": int(STOP_TIMEOUT) - 2,
 }
 """How ``FixtureServer`` configures uvicorn (``bench/serve.py`` runs its floor the same way)."""
 
 DEFAULT_MODEL: Final = "course-fixture"
-"""The model name reported when a request names none."""
+"""The model name reported when a request names none, and the one ``/v1/models`` lists."""
 
 STOPPING: Final = "the fixture server is stopping"
 """The abort reason of responses in flight when the server stops."""
@@ -117,6 +127,101 @@ _SSE: Final = [
 _JSON: Final = (b"content-type", b"application/json")
 _NO_RETRY: Final = (b"x-should-retry", b"false")
 
+_ROUTES_HINT: Final = (
+    f": this server answers POST {', '.join(ROUTES)} and GET {MODELS_PATH} "
+    "(an OpenAI client's base_url ends in /v1, an Anthropic client's does not)"
+)
+
+# -- whose path: the provider whose error shape and request-id header an answer has ------
+
+_OPENAI: Final = "openai"
+_ANTHROPIC: Final = "anthropic"
+_GOOGLE: Final = "google"
+_GOOGLE_PATH: Final = re.compile(r"/v1(?:beta|alpha)?/(?:tunedModels|models)/")
+
+_REQUEST_ID_HEADER: Final = {
+    _OPENAI: b"x-request-id",
+    _ANTHROPIC: b"request-id",
+    _GOOGLE: b"x-request-id",  # the SPEC names none for Google; the SDK reads none
+}
+
+_REFUSAL_TYPES: Final[Mapping[str, Mapping[int, str]]] = {
+    _OPENAI: {
+        400: "invalid_request_error",
+        404: "invalid_request_error",
+        405: "invalid_request_error",
+        413: "invalid_request_error",
+        503: "server_error",
+    },
+    _ANTHROPIC: {
+        400: "invalid_request_error",
+        404: "not_found_error",
+        405: "invalid_request_error",
+        413: "request_too_large",
+        503: "api_error",
+    },
+    _GOOGLE: {
+        400: "INVALID_ARGUMENT",
+        404: "NOT_FOUND",
+        405: "INVALID_ARGUMENT",
+        413: "INVALID_ARGUMENT",
+        503: "UNAVAILABLE",
+    },
+}
+"""Each provider's error type for each refusal status."""
+
+
+def _provider(path: str, scope: Scope) -> str:
+    """The provider a request's path belongs to (``/v1/models`` is both OpenAI's and
+    Anthropic's: the Anthropic SDK says which by its ``anthropic-version`` header)."""
+    if path == "/v1/messages" or path.startswith("/v1/messages/"):
+        return _ANTHROPIC
+    if _GOOGLE_PATH.match(path):
+        return _GOOGLE
+    if path == MODELS_PATH and _has_header(scope, b"anthropic-version"):
+        return _ANTHROPIC
+    return _OPENAI
+
+
+def _has_header(scope: Scope, name: bytes) -> bool:
+    headers = scope.get("headers")
+    return isinstance(headers, list | tuple) and any(
+        isinstance(header, list | tuple) and len(header) == 2 and header[0] == name
+        for header in headers
+    )
+
+
+def _refusal(provider: str, status: int, message: str) -> dict[str, PlainJson]:
+    """The body of a refusal (a request that took no response), in the provider's shape."""
+    kind = _REFUSAL_TYPES[provider][status]
+    if provider == _ANTHROPIC:
+        return {"type": "error", "error": {"type": kind, "message": message}}
+    if provider == _GOOGLE:
+        return {"error": {"code": status, "message": message, "status": kind}}
+    return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+
+
+def _models(provider: str) -> dict[str, PlainJson]:
+    """The one-model list of ``GET /v1/models``, as OpenAI or Anthropic lists models."""
+    if provider == _ANTHROPIC:
+        return {
+            "data": [
+                {
+                    "type": "model",
+                    "id": DEFAULT_MODEL,
+                    "display_name": DEFAULT_MODEL,
+                    "created_at": "1970-01-01T00:00:00Z",
+                }
+            ],
+            "has_more": False,
+            "first_id": DEFAULT_MODEL,
+            "last_id": DEFAULT_MODEL,
+        }
+    return {
+        "object": "list",
+        "data": [{"id": DEFAULT_MODEL, "object": "model", "created": 0, "owned_by": "course"}],
+    }
+
 
 # -- the application ----------------------------------------------------------------------
 
@@ -124,9 +229,9 @@ _NO_RETRY: Final = (b"x-should-retry", b"false")
 class FixtureApp:
     """The ASGI application serving one adapter's responses (see ``asgi_app``).
 
-    ``adapter`` is the adapter it serves; ``requests`` the JSON bodies passed to it,
-    in order, as read-only values. ``renderers`` (a seam for tests) replaces the
-    formats' own ``Renderer`` classes, by format name.
+    ``adapter`` is the adapter it serves; ``requests`` the JSON bodies of the requests
+    that took a response, in order, as read-only values. ``renderers`` (a seam for
+    tests) replaces the formats' own ``Renderer`` classes, by format name.
     """
 
     def __init__(
@@ -147,23 +252,39 @@ class FixtureApp:
         )
         self._requests: list[Mapping[str, JsonValue]] = []
         self._exchanges: set[_Exchange] = set()
+        self._request_ids = itertools.count(1)
         self._closing = False
+        # Resolved when closing: a request whose body is still arriving stops waiting.
+        self._body_waits: set[asyncio.Future[None]] = set()
 
     @property
     def requests(self) -> tuple[Mapping[str, JsonValue], ...]:
-        """The JSON bodies of the requests passed to the adapter, in order, read-only."""
+        """The JSON bodies of the requests that took a response, in order, read-only."""
         return tuple(self._requests)
 
     def close(self) -> None:
-        """Abort every response in flight, and answer later requests 503.
+        """Abort every response in flight, and answer 503 to the requests whose body is
+        still arriving and to every later one.
 
-        Call it on the event loop that runs the application.
+        Call it on the event loop that runs the application. A response that cannot
+        send its error within ``ABORT_GRACE`` seconds (its client stopped reading) is
+        cancelled then.
         """
-        self._closing = True
+        self._abort()
         loop = asyncio.get_running_loop()
         for exchange in self._exchanges:
-            exchange.controller.abort(STOPPING)
             loop.call_later(ABORT_GRACE, exchange.cancel)
+
+    def _abort(self) -> None:
+        """``close``, leaving responses that cannot send their error to the server:
+        ``FixtureServer`` resets their connections after ``ABORT_GRACE``, which ends
+        them as a client that left ends them."""
+        self._closing = True
+        for waiting in self._body_waits:
+            if not waiting.done():
+                waiting.set_result(None)
+        for exchange in self._exchanges:
+            exchange.controller.abort(STOPPING)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope.get("type")
@@ -178,49 +299,126 @@ class FixtureApp:
         method = str(scope.get("method", ""))
         path = _route_path(scope)
         line = f"{_shown(method)} {_shown(path)}"
+        provider = _provider(path, scope)
+        request_id = f"request-{next(self._request_ids)}"
+        answer = _Answer(send, provider, (_REQUEST_ID_HEADER[provider], request_id.encode()))
         format = ROUTES.get(path)
+        if path == MODELS_PATH:
+            await self._models(method, answer, line)
+            return
         if format is None:
-            await _reply(send, 404, _client_error(None, "not_found", f"No route {path!r}"))
+            await answer.refuse(404, f"No route {_shown(method)} {_shown(path)}{_ROUTES_HINT}")
             logger.info("%s -> 404 not found", line)
             return
         if method != "POST":
             message = f"Method {method} is not allowed on {path}; use POST"
-            headers = [(b"allow", b"POST")]
-            await _reply(send, 405, _client_error(format, "method_not_allowed", message), headers)
+            await answer.refuse(405, message, (b"allow", b"POST"))
             logger.info("%s -> 405 method not allowed", line)
             return
-        body = await _read_body(receive)
+        body = await self._read_body(receive)
         if body is None:
             logger.info("%s -> client went away before its request arrived", line)
             return
+        if isinstance(body, _Stopped):
+            await answer.refuse(503, "The fixture server is stopping", _NO_RETRY)
+            logger.info("%s -> 503 stopping (its body was still arriving)", line)
+            return
         if len(body) > MAX_BODY:
             message = f"The request body is larger than {MAX_BODY} bytes"
-            await _reply(send, 413, _client_error(format, "request_too_large", message))
+            await answer.refuse(413, message)
             logger.info("%s -> 413 request too large", line)
             return
         request = _parse_body(body)
         if isinstance(request, str):
-            await _reply(send, 400, _client_error(format, "invalid_request_error", request))
+            await answer.refuse(400, request)
             logger.info("%s -> 400 %s", line, _shown(request))  # may quote the body
             return
         if self._closing:
-            message = "The fixture server is stopping"
-            await _reply(send, 503, _client_error(format, "unavailable", message), [_NO_RETRY])
+            await answer.refuse(503, "The fixture server is stopping", _NO_RETRY)
             logger.info("%s -> 503 stopping", line)
             return
         model = request.get("model")
-        renderer = self._renderers[format](model if type(model) is str and model else DEFAULT_MODEL)
+        renderer = self._renderers[format](
+            model if type(model) is str and model else DEFAULT_MODEL, request
+        )
         controller = AbortController()
-        call = CourseModelRequest(f"request-{self.adapter.call_count + 1}")
-        stream = self.adapter.stream(call, controller.signal)
-        self._requests.append(cast("Mapping[str, JsonValue]", refreeze(request)))
-        exchange = _Exchange(stream, renderer, controller, send, request.get("stream") is True)
+        stream = self.adapter.stream(CourseModelRequest(request_id), controller.signal)
+        if stream._response_index is not None:  # an exhausted fixture took no response
+            self._requests.append(cast("Mapping[str, JsonValue]", refreeze(request)))
+        exchange = _Exchange(
+            stream,
+            renderer,
+            controller,
+            send,
+            request_id=answer.request_id,
+            streaming=request.get("stream") is True,
+        )
         self._exchanges.add(exchange)
         try:
             await exchange.run(receive)
         finally:
             self._exchanges.discard(exchange)
             logger.info("%s -> %s", line, exchange.outcome())
+
+    async def _models(self, method: str, answer: _Answer, line: str) -> None:
+        if method != "GET":
+            message = f"Method {method} is not allowed on {MODELS_PATH}; use GET"
+            await answer.refuse(405, message, (b"allow", b"GET"))
+            logger.info("%s -> 405 method not allowed", line)
+            return
+        await answer.reply(200, _models(answer.provider))
+        logger.info("%s -> 200 models", line)
+
+    async def _read_body(self, receive: Receive) -> bytes | _Stopped | None:
+        """The whole request body; ``None`` if the client left, ``_STOPPED`` if the
+        server began to stop while it was still arriving."""
+        if self._closing:
+            return _STOPPED
+        stopping = asyncio.get_running_loop().create_future()
+        self._body_waits.add(stopping)
+        reading = asyncio.ensure_future(_read_body(receive))
+        try:
+            await asyncio.wait((reading, stopping), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            self._body_waits.discard(stopping)
+            if not reading.done():
+                reading.cancel()
+                await asyncio.wait((reading,))
+        return _STOPPED if reading.cancelled() else reading.result()
+
+
+class _Stopped:
+    """What ``FixtureApp._read_body`` gives when the server began to stop first."""
+
+
+_STOPPED: Final = _Stopped()
+
+
+class _Answer:
+    """Who answers one request: its provider (for the error shape) and its request-id
+    header, which every answer carries."""
+
+    __slots__ = ("_send", "provider", "request_id")
+
+    def __init__(self, send: Send, provider: str, request_id: tuple[bytes, bytes]) -> None:
+        self._send = send
+        self.provider = provider
+        self.request_id = request_id
+
+    async def refuse(self, status: int, message: str, *headers: tuple[bytes, bytes]) -> None:
+        await self.reply(status, _refusal(self.provider, status, message), *headers)
+
+    async def reply(
+        self, status: int, body: Mapping[str, PlainJson], *headers: tuple[bytes, bytes]
+    ) -> None:
+        await self._send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [_JSON, self.request_id, *headers],
+            }
+        )
+        await self._send({"type": "http.response.body", "body": _json_bytes(body)})
 
 
 def _renderer(module: ModuleType) -> type[StreamRenderer]:
@@ -281,25 +479,6 @@ def _parse_body(body: bytes) -> dict[str, PlainJson] | str:
     return value
 
 
-def _client_error(format: str | None, kind: str, message: str) -> dict[str, PlainJson]:
-    """A refusal that took no response, in the route's error shape."""
-    if format == "anthropic":
-        return {"type": "error", "error": {"type": kind, "message": message}}
-    return {"error": {"message": message, "type": kind, "code": kind}}
-
-
-async def _reply(
-    send: Send,
-    status: int,
-    body: Mapping[str, PlainJson],
-    headers: list[tuple[bytes, bytes]] | None = None,
-) -> None:
-    await send(
-        {"type": "http.response.start", "status": status, "headers": [_JSON, *(headers or [])]}
-    )
-    await send({"type": "http.response.body", "body": _json_bytes(body)})
-
-
 def _json_bytes(value: Mapping[str, PlainJson]) -> bytes:
     return _utf8(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
@@ -329,6 +508,7 @@ class _Exchange:
     """One request that took a response: its stream, its renderer, and how it went."""
 
     __slots__ = (
+        "_request_id",
         "_responder",
         "_send",
         "chunks",
@@ -346,6 +526,8 @@ class _Exchange:
         renderer: StreamRenderer,
         controller: AbortController,
         send: Send,
+        *,
+        request_id: tuple[bytes, bytes],
         streaming: bool,
     ) -> None:
         self.stream = stream
@@ -353,6 +535,7 @@ class _Exchange:
         self.controller = controller
         self.streaming = streaming
         self._send = send
+        self._request_id = request_id
         self._responder: asyncio.Task[None] | None = None
         self.chunks = 0
         self.status: int | None = None
@@ -406,7 +589,7 @@ class _Exchange:
             return
         self.status = 200
         body = _json_bytes(self.renderer.whole(response))
-        await self._send_raw({"type": "http.response.start", "status": 200, "headers": [_JSON]})
+        await self._start(200, _JSON)
         await self._send_raw({"type": "http.response.body", "body": body})
         self.detail = f"{self._taken()}: complete ({response.stop_reason}, not streamed)"
 
@@ -420,7 +603,7 @@ class _Exchange:
             return
         self.status = 200
         self.detail = f"stream, {self._taken()}: streaming"
-        await self._send_raw({"type": "http.response.start", "status": 200, "headers": _SSE})
+        await self._start(200, *_SSE)
         if first is None:  # complete without a chunk
             response = await stream.result()
             text = renderer.open(response.response_id) + renderer.complete(response)
@@ -455,10 +638,14 @@ class _Exchange:
         headers = [_JSON] if retryable else [_JSON, _NO_RETRY]
         self.status = 500
         body = _json_bytes(self.renderer.error_body(error))
-        await self._send_raw({"type": "http.response.start", "status": 500, "headers": headers})
+        await self._start(500, *headers)
         await self._send_raw({"type": "http.response.body", "body": body})
         taken = "" if self._index() is None else f"{self._taken()}: "
         self.detail = f"{taken}{error.code.value}" + (" (retryable)" if retryable else "")
+
+    async def _start(self, status: int, *headers: tuple[bytes, bytes]) -> None:
+        headers = (*headers, self._request_id)
+        await self._send_raw({"type": "http.response.start", "status": status, "headers": headers})
 
     async def _send_body(self, text: str, *, more: bool = True) -> None:
         await self._send_raw({"type": "http.response.body", "body": _utf8(text), "more_body": more})
@@ -514,36 +701,43 @@ def serve(fixture: object, *, host: str = "127.0.0.1", port: int = 0) -> Fixture
 
 
 def _uvicorn() -> ModuleType:
+    """``_uvicorn``, whose server runs the application (uvicorn: the extra ``course[serve]``)."""
     try:
-        import uvicorn  # noqa: PLC0415  (optional extra, only for serving)
+        import uvicorn  # noqa: F401, PLC0415  (optional extra, only for serving)
     except ImportError as exc:
         raise RuntimeError(
             "Serving fixtures needs uvicorn: install the extra course[serve] "
             "(pip install 'course[serve]')"
         ) from exc
-    return uvicorn
+    from . import _uvicorn  # noqa: PLC0415  (imports uvicorn)
+
+    return _uvicorn
 
 
 class FixtureServer:
     """A fixture served over HTTP/1.1 by uvicorn in a background thread.
 
-    A context manager, sync and async: entering starts the server and returns it
-    once it accepts connections; leaving stops it, aborting responses in flight,
-    within ``STOP_TIMEOUT`` seconds. A server runs once.
+    A context manager, sync and async (asyncio or trio): entering starts the server
+    and returns it once it accepts connections; leaving stops it, aborting responses in
+    flight, within ``STOP_TIMEOUT`` seconds. An entry that is interrupted (cancelled,
+    Ctrl-C) stops what it started. A server runs once.
     """
 
     def __init__(self, app: FixtureApp, *, host: str = "127.0.0.1", port: int = 0) -> None:
         if not isinstance(app, FixtureApp):
             raise TypeError(f"FixtureServer needs a FixtureApp, got {type(app).__qualname__}")
         _check_address(host, port)
-        self._uvicorn = _uvicorn()
+        self._servers = _uvicorn()
         self._app = app
         self._host = host
         self._port = port
         self._url: str | None = None
-        self._server: uvicorn.Server | None = None
+        self._server: Server | None = None
+        self._listener: socket.socket | None = None
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._ready = threading.Event()
+        self._on_ready: Callable[[], None] | None = None
         self._failure: BaseException | None = None
         self._used = False
 
@@ -565,7 +759,7 @@ class FixtureServer:
 
     @property
     def requests(self) -> tuple[Mapping[str, JsonValue], ...]:
-        """The JSON bodies of the requests passed to the adapter, in order, read-only."""
+        """The JSON bodies of the requests that took a response, in order, read-only."""
         return self._app.requests
 
     @property
@@ -581,7 +775,14 @@ class FixtureServer:
     # -- context managers ---------------------------------------------------------------
 
     def __enter__(self) -> FixtureServer:
-        self._start()
+        self._claim()
+        try:
+            self._launch()
+            self._ready.wait(START_TIMEOUT)
+        except BaseException:  # Ctrl-C while starting: stop what started, then re-raise
+            self._stop()
+            raise
+        self._check_started()
         return self
 
     def __exit__(
@@ -593,7 +794,21 @@ class FixtureServer:
         self._stop()
 
     async def __aenter__(self) -> FixtureServer:
-        await asyncio.to_thread(self._start)
+        loop = _running_asyncio_loop()
+        if loop is None:
+            await _trio("async with serve(...)").to_thread.run_sync(self.__enter__)
+            return self
+        self._claim()
+        ready = loop.create_future()
+        try:
+            self._launch(lambda: _resolve_soon(loop, ready))
+            await ready
+        except BaseException:  # cancelled while starting: stop what started, then re-raise
+            # Blocking the loop for a moment: nothing was served yet, so stopping takes
+            # milliseconds, and no second cancellation can interrupt it.
+            self._stop()
+            raise
+        self._check_started()
         return self
 
     async def __aexit__(
@@ -602,18 +817,26 @@ class FixtureServer:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        await asyncio.to_thread(self._stop)
+        if _running_asyncio_loop() is None:
+            await _trio("async with serve(...)").to_thread.run_sync(self._stop)
+        else:
+            await asyncio.to_thread(self._stop)
 
     # -- starting and stopping ----------------------------------------------------------
 
-    def _start(self) -> None:
+    def _claim(self) -> None:
         if self._used:
             raise RuntimeError("A FixtureServer runs once; call serve() again for another")
         self._used = True
-        listener = _bind(self._host, self._port)
-        uvicorn = self._uvicorn
-        server = uvicorn.Server(uvicorn.Config(self._app, **UVICORN_SETTINGS))
-        self._server = server
+
+    def _launch(self, on_ready: Callable[[], None] | None = None) -> None:
+        """Bind, and start the thread that serves; ``_ready`` is set once it serves or failed."""
+        self._on_ready = on_ready
+        listener = self._listener = _bind(self._host, self._port)
+        config = self._servers.uvicorn.Config(self._app, **UVICORN_SETTINGS)
+        server = self._server = self._servers.Server(
+            config, on_ready=self._signal_ready, on_stop=self._app._abort, grace=ABORT_GRACE
+        )
         thread = threading.Thread(
             target=self._run,
             args=(server, listener),
@@ -622,41 +845,76 @@ class FixtureServer:
         )
         self._thread = thread
         thread.start()
-        deadline = time.monotonic() + START_TIMEOUT
-        # uvicorn says it is serving by a flag: the documented pattern polls it.
-        while not server.started and thread.is_alive() and time.monotonic() < deadline:
-            time.sleep(0.001)
-        if not server.started:
+
+    def _signal_ready(self) -> None:
+        if self._ready.is_set():
+            return
+        self._ready.set()
+        if self._on_ready is not None:
+            self._on_ready()
+
+    def _check_started(self) -> None:
+        server, listener = self._server, self._listener
+        if server is None or listener is None or not server.started:
             self._stop()
-            listener.close()
             raise RuntimeError(f"The fixture server did not start: {self._failure!r}")
         self._url = f"http://{_url_host(self._host, listener)}:{listener.getsockname()[1]}"
 
-    def _run(self, server: uvicorn.Server, listener: socket.socket) -> None:
+    def _run(self, server: Server, listener: socket.socket) -> None:
         """The thread: uvicorn on a new event loop of its own, until it stops."""
         try:
             asyncio.run(self._serve(server, listener))
         except BaseException as exc:
             if server.started:
                 raise  # a failure while serving: the thread's own report shows it
-            self._failure = exc  # uvicorn exits on a failed start: _start says why
+            self._failure = exc  # uvicorn exits on a failed start: _check_started says why
+        finally:
+            listener.close()
+            self._signal_ready()  # a start that failed is over too
 
-    async def _serve(self, server: uvicorn.Server, listener: socket.socket) -> None:
+    async def _serve(self, server: Server, listener: socket.socket) -> None:
         self._loop = asyncio.get_running_loop()
         await server.serve(sockets=[listener])
 
     def _stop(self) -> None:
-        thread, server, loop = self._thread, self._server, self._loop
-        if thread is None or server is None or not thread.is_alive():
-            return
-        if loop is not None:
-            with contextlib.suppress(RuntimeError):  # the loop already closed
-                loop.call_soon_threadsafe(self._app.close)
-        server.should_exit = True
-        thread.join(STOP_TIMEOUT - 1)
-        if thread.is_alive():
-            server.force_exit = True
-            thread.join(1)
+        """Stop serving and wait for the thread; safe at any point of a start, and twice."""
+        server, thread, listener = self._server, self._thread, self._listener
+        if server is not None:
+            server.request_exit()
+        if thread is not None and thread.is_alive():
+            thread.join(STOP_TIMEOUT)
+        elif listener is not None and (thread is None or thread.ident is None):
+            listener.close()  # bound, but no thread ever served it
+
+
+def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _trio(what: str) -> Any:
+    """The running trio module; else ``TypeError``: neither asyncio nor trio runs us."""
+    trio = sys.modules.get("trio")
+    in_trio_run = getattr(getattr(trio, "lowlevel", None), "in_trio_run", None)
+    if in_trio_run is None or not in_trio_run():
+        raise TypeError(
+            f"{what} needs a running asyncio or trio event loop; "
+            "outside one, use the sync form: with serve(...) as server"
+        )
+    return trio
+
+
+def _resolve_soon(loop: asyncio.AbstractEventLoop, future: asyncio.Future[None]) -> None:
+    """Resolve ``future`` on ``loop``, from any thread (a loop already closed is ignored)."""
+
+    def resolve() -> None:
+        if not future.done():
+            future.set_result(None)
+
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(resolve)
 
 
 def _check_address(host: object, port: object) -> None:

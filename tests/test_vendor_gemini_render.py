@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, cast
 
@@ -17,14 +17,9 @@ from google.genai import errors, types
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course import (
-    CourseModelRequest,
-    FixtureProviderAdapter,
-    FixtureProviderError,
-    thaw,
-)
-from course.vendors import import_recording
-from course.vendors._gemini import Renderer, check_signatures, route, status_word
+from course import thaw
+from course.vendors import asgi_app, import_recording
+from course.vendors._gemini import route, status_word
 
 RESPONSE_ID: Final = "resp-9"
 SIGNATURE: Final = base64.b64encode(b"\x00\xffsig").decode()
@@ -35,58 +30,56 @@ Mode = Literal["whole", "sse", "array"]
 class Served:
     status: int
     body: bytes
+    content_type: bytes = b""
 
 
-def render(records: Sequence[object], mode: Mode = "sse", model: str = "gemini-x") -> Served:
-    """What the server answers for one version-2 fixture response, driving the renderer
-    as the server does."""
-    fixture = {"schemaVersion": 2, "responses": [{"records": list(records)}]}
-    adapter = FixtureProviderAdapter(fixture)
-    renderer = Renderer(model, mode)
+METHODS: Final[Mapping[Mode, tuple[str, bytes]]] = {
+    "whole": ("generateContent", b""),
+    "sse": ("streamGenerateContent", b"alt=sse"),
+    "array": ("streamGenerateContent", b""),
+}
 
-    async def run() -> Served:
-        stream = adapter.stream(CourseModelRequest(id="request-1"))
-        if stream._records is not None:
-            try:
-                check_signatures(stream._records, 0)
-            except FixtureProviderError as error:
-                return failure(error)
-        if mode == "whole":
-            try:
-                response = await stream.result()
-            except FixtureProviderError as error:
-                return failure(error)
-            renderer.follow(response.response_id, response.model, None, 0)
-            return Served(200, json.dumps(renderer.whole(response)).encode())
-        parts: list[str] = []
-        try:
-            async for chunk in stream:
-                if not parts:
-                    renderer.follow(stream.response_id, stream.model, stream.start_usage, 0)
-                    parts.append(renderer.open(cast(str, stream.response_id)))
-                parts.append(renderer.chunk(chunk))
-            response = await stream.result()
-        except FixtureProviderError as error:
-            if not parts and stream.response_id is None:
-                return failure(error)
-            if not parts:
-                parts.append(renderer.open(cast(str, stream.response_id)))
-            parts.append(renderer.fail(error))
-        else:
-            if not parts:
-                renderer.follow(stream.response_id, stream.model, stream.start_usage, 0)
-                parts.append(renderer.open(response.response_id))
-            parts.append(renderer.complete(response))
-        return Served(200, "".join(parts).encode())
 
-    def failure(error: FixtureProviderError) -> Served:
-        body = renderer.error_body(error)
-        status = cast("Mapping[str, int]", body["error"])["code"]
-        if mode == "array":
-            return Served(status, json.dumps([body]).encode())
-        return Served(status, json.dumps(body).encode())
+def render(
+    records: Sequence[object],
+    mode: Mode = "sse",
+    model: str = "gemini-x",
+    *,
+    source: bool = False,
+) -> Served:
+    """What the server answers for one version-2 fixture response: the real application,
+    driven in-process at a Gemini route. With ``source``, the records come from an async
+    source, each read when it comes."""
 
-    return asyncio.run(run())
+    async def each() -> AsyncIterator[object]:
+        for record in records:
+            yield record
+
+    fixture = {"schemaVersion": 2, "responses": [{"records": each() if source else list(records)}]}
+    method, query = METHODS[mode]
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": f"/v1beta/{model if '/' in model else f'models/{model}'}:{method}",
+        "query_string": query,
+        "headers": [],
+    }
+    sent: list[Mapping[str, object]] = []
+    body = [{"type": "http.request", "body": b"{}", "more_body": False}]
+
+    async def receive() -> Mapping[str, object]:
+        if body:
+            return body.pop()
+        await asyncio.Event().wait()  # the client stays until the answer ends
+        raise AssertionError("unreachable")
+
+    async def send(message: Mapping[str, object]) -> None:
+        sent.append(message)
+
+    asyncio.run(asgi_app(fixture)(scope, receive, send))
+    headers = dict(cast("list[tuple[bytes, bytes]]", sent[0]["headers"]))
+    content = b"".join(cast(bytes, message["body"]) for message in sent[1:])
+    return Served(cast(int, sent[0]["status"]), content, headers[b"content-type"])
 
 
 def events(served: Served) -> list[dict[str, object]]:
@@ -157,7 +150,9 @@ def test_one_chunk_per_content_record_then_the_finish_and_usage() -> None:
         end("tool_call"),
     ]
     stamp = {"modelVersion": "gemini-2.5-pro", "responseId": RESPONSE_ID}
-    assert events(render(records)) == [
+    served = render(records)
+    assert (served.status, served.content_type) == (200, b"text/event-stream")
+    assert events(served) == [
         {"candidates": [candidate({"text": "Let me add.", "thought": True})], **stamp},
         {
             "candidates": [candidate({"text": "", "thought": True, "thoughtSignature": SIGNATURE})],
@@ -289,8 +284,9 @@ def test_mid_stream_the_error_is_one_event_and_the_body_ends() -> None:
 
 def test_without_alt_sse_the_chunks_are_one_json_array() -> None:
     records = [start(), text("a"), text("b"), end()]
-    array = json.loads(render(records, "array").body)
-    assert array == events(render(records))
+    served = render(records, "array")
+    assert served.content_type == b"application/json"
+    assert json.loads(served.body) == events(render(records))
     failed = render([{"type": "transport_error", "message": "m", "status": 429}], "array")
     assert (failed.status, json.loads(failed.body)) == (
         429,
@@ -322,18 +318,47 @@ def test_generate_content_is_one_response_with_every_part() -> None:
     assert body["usageMetadata"] == USAGE_META
 
 
-@pytest.mark.parametrize(
-    "records",
-    [
-        [start(), call("c", "sig-1"), end("tool_call")],
-        [start(), thinking("t"), signed("abd"), end()],
-    ],
-)
-def test_a_signature_that_is_not_base64_is_the_fixtures_fault(records: list[object]) -> None:
-    served = render(records)
-    body = json.loads(served.body)["error"]
-    assert (served.status, body["status"]) == (500, "INTERNAL")
-    assert body["message"].startswith("PROVIDER_INVALID_FIXTURE: ")
+NOT_BASE64: Final = [
+    [start(), call("c", "sig-1"), end("tool_call")],
+    [start(), thinking("t"), signed("abd"), end()],
+    [start(), text("a"), call("c", SIGNATURE), call("d", "sig-1"), end("tool_call")],
+]
+
+
+def invalid_fixture(error: object) -> None:
+    body = cast("dict[str, dict[str, object]]", error)["error"]
+    assert (body["code"], body["status"]) == (500, "INTERNAL")
+    assert cast(str, body["message"]).startswith("PROVIDER_INVALID_FIXTURE: ")
+
+
+@pytest.mark.parametrize("mode", ["whole", "sse", "array"])
+@pytest.mark.parametrize("records", NOT_BASE64)
+def test_a_signature_that_is_not_base64_is_the_fixtures_fault_before_anything_is_sent(
+    records: list[object], mode: Mode
+) -> None:
+    served = render(records, mode)
+    assert served.status == 500
+    body = json.loads(served.body)
+    invalid_fixture(body[0] if mode == "array" else body)
+
+
+@pytest.mark.parametrize("mode", ["sse", "array"])
+@pytest.mark.parametrize("records", NOT_BASE64)
+def test_from_an_async_source_such_a_signature_is_the_in_stream_error(
+    records: list[object], mode: Mode
+) -> None:
+    served = render(records, mode, source=True)
+    assert served.status == 200
+    chunks = json.loads(served.body) if mode == "array" else events(served)
+    invalid_fixture(chunks[-1])
+    assert all("error" not in chunk for chunk in chunks[:-1])
+
+
+@pytest.mark.parametrize("records", NOT_BASE64)
+def test_from_an_async_source_generate_content_is_http_500(records: list[object]) -> None:
+    served = render(records, "whole", source=True)
+    assert served.status == 500
+    invalid_fixture(json.loads(served.body))
 
 
 # -- google-genai reads what is rendered ------------------------------------------------------

@@ -20,6 +20,7 @@ from types import FrameType
 from typing import Final
 
 from .._text import one_line, plural
+from ..vendors._gemini import ROUTES_SHOWN
 from ..vendors._server import MODELS_PATH, ROUTES, FixtureServer, logger, serve
 from ._fixtures import load
 from ._output import (
@@ -33,8 +34,6 @@ from ._output import (
 )
 
 __all__ = ["HELP", "add_arguments", "run"]
-
-GEMINI_METHODS = "{generateContent,streamGenerateContent}"
 
 HELP = "serve a fixture over HTTP to the real OpenAI, Anthropic and Gemini SDKs, until Ctrl-C"
 
@@ -104,7 +103,7 @@ def _banner(out: Out, server: FixtureServer, name: str, responses: int) -> None:
     )
     for path, format in ROUTES.items():
         out.line(f"  {format:<17} POST {url}{path}")
-    out.line(f"  {'gemini':<17} POST {url}/{{v1,v1beta,v1alpha}}/models/ID:{GEMINI_METHODS}")
+    out.line(f"  {'gemini':<17} POST {url}{ROUTES_SHOWN}")
     out.line(f"  {'models':<17} GET  {url}{MODELS_PATH}")
     out.line(
         f'  OpenAI:     OpenAI(base_url="{url}/v1", api_key="test")'

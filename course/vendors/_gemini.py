@@ -56,10 +56,11 @@ from ._sse import format_event
 
 __all__ = [
     "FORMAT",
+    "ROUTES_SHOWN",
     "Importer",
     "Renderer",
     "Route",
-    "belongs",
+    "check_signatures",
     "detects",
     "detects_whole",
     "fits",
@@ -533,10 +534,12 @@ def _dotted(path: Path) -> str:
 
 # -- routes ---------------------------------------------------------------------------------
 
+ROUTES_SHOWN: Final = "/{v1,v1beta,v1alpha}/models/ID:{generateContent,streamGenerateContent}"
+"""The routes as serve's banner and its 404 name them (``tunedModels/ID`` works too)."""
+
 _ROUTE: Final = re.compile(
     r"/(v1|v1beta|v1alpha)/(models|tunedModels)/([^/]+):(generateContent|streamGenerateContent)"
 )
-_PREFIX: Final = re.compile(r"/(v1|v1beta|v1alpha)/(models|tunedModels)/.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -563,20 +566,9 @@ def route(path: str, query: str) -> Route | None:
     return Route(model, "sse" if alt and alt[-1] == "sse" else "array")
 
 
-def belongs(path: str) -> bool:
-    """Whether ``path`` is under Google's model paths, so that its 404, 405 or 400 is
-    answered in Google's error shape."""
-    return _PREFIX.match(path) is not None
-
-
 def status_word(status: int) -> str:
     """Google's canonical status for an HTTP status (``UNKNOWN`` for one it has none for)."""
     return _STATUS_WORDS.get(status, "UNKNOWN")
-
-
-def client_error(status: int, message: str) -> PlainObject:
-    """Google's error body for a request refused before it took a response."""
-    return {"error": {"code": status, "message": message, "status": status_word(status)}}
 
 
 def check_signatures(records: Sequence[object], response_index: int) -> None:
@@ -656,8 +648,14 @@ class Renderer(StreamRenderer):
 
     format = FORMAT
 
-    def __init__(self, model: str, mode: Literal["whole", "sse", "array"] = "sse") -> None:
-        super().__init__(model)
+    def __init__(
+        self,
+        model: str,
+        request: PlainObject | None = None,
+        *,
+        mode: Literal["whole", "sse", "array"] = "sse",
+    ) -> None:
+        super().__init__(model, request)
         self.mode = mode
         self._response_id = ""
         self._fixture_model: str | None = None
@@ -717,8 +715,11 @@ class Renderer(StreamRenderer):
             elif block.type == "thinking":
                 parts.append({"text": block.text, "thought": True})
                 if block.signature is not None:
+                    self._check(block.signature)
                     parts.append({"text": "", "thought": True, "thoughtSignature": block.signature})
             elif block.type == "toolCall":
+                if block.signature is not None:
+                    self._check(block.signature)
                 parts.append(
                     self._call(block.id, block.name, thaw(block.arguments), block.signature)
                 )
@@ -735,6 +736,14 @@ class Renderer(StreamRenderer):
     def error_body(error: FixtureProviderError) -> PlainObject:
         status, word, message = error_words(error)
         return {"error": {"code": status, "message": message, "status": word}}
+
+    def error_answer(
+        self, error: FixtureProviderError
+    ) -> tuple[int, PlainObject | list[PlainJson]]:
+        """A failure before anything was sent: the HTTP status (the error's own, as Google
+        answers) and the body (in a one-element array for the JSON-array stream)."""
+        body = self.error_body(error)
+        return error_words(error)[0], [body] if self.mode == "array" else body
 
     # -- chunks -----------------------------------------------------------------------------
 

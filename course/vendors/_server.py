@@ -1,7 +1,7 @@
 """Serve a fixture to real SDK clients: the ASGI application and ``FixtureServer``.
 
 ``FixtureApp`` (what ``asgi_app`` returns) is a plain ASGI callable, standard library
-only. It routes the three providers' endpoints, gives each request that qualifies the
+only. It routes the four formats' endpoints, gives each request that qualifies the
 adapter's next response, and writes that response in the provider's wire format
 through the format's ``Renderer``: one send per chunk, as the adapter yields it.
 
@@ -49,6 +49,7 @@ from .._json_text import JsonSyntaxError, loads
 from .._model import CourseModelRequest
 from .._stream import CourseModelStream
 from .._text import one_line, plural, shorten
+from . import _gemini
 from ._importing import FORMATS
 from ._rendering import StreamRenderer
 
@@ -128,8 +129,9 @@ _JSON: Final = (b"content-type", b"application/json")
 _NO_RETRY: Final = (b"x-should-retry", b"false")
 
 _ROUTES_HINT: Final = (
-    f": this server answers POST {', '.join(ROUTES)} and GET {MODELS_PATH} "
-    "(an OpenAI client's base_url ends in /v1, an Anthropic client's does not)"
+    f": this server answers POST {', '.join(ROUTES)}, {_gemini.ROUTES_SHOWN} and GET "
+    f"{MODELS_PATH} (an OpenAI client's base_url ends in /v1, an Anthropic or Gemini "
+    "client's does not)"
 )
 
 # -- whose path: the provider whose error shape and request-id header an answer has ------
@@ -231,7 +233,8 @@ class FixtureApp:
 
     ``adapter`` is the adapter it serves; ``requests`` the JSON bodies of the requests
     that took a response, in order, as read-only values. ``renderers`` (a seam for
-    tests) replaces the formats' own ``Renderer`` classes, by format name.
+    tests) replaces the formats' own ``Renderer`` classes, by format name (but for
+    Gemini's, which its path configures).
     """
 
     def __init__(
@@ -303,6 +306,9 @@ class FixtureApp:
         request_id = f"request-{next(self._request_ids)}"
         answer = _Answer(send, provider, (_REQUEST_ID_HEADER[provider], request_id.encode()))
         format = ROUTES.get(path)
+        gemini = None if format is not None else _gemini.route(path, _query(scope))
+        if gemini is not None:
+            format = _gemini.FORMAT
         if path == MODELS_PATH:
             await self._models(method, answer, line)
             return
@@ -337,10 +343,15 @@ class FixtureApp:
             await answer.refuse(503, "The fixture server is stopping", _NO_RETRY)
             logger.info("%s -> 503 stopping", line)
             return
-        model = request.get("model")
-        renderer = self._renderers[format](
-            model if type(model) is str and model else DEFAULT_MODEL, request
-        )
+        if gemini is None:
+            model = request.get("model")
+            renderer = self._renderers[format](
+                model if type(model) is str and model else DEFAULT_MODEL, request
+            )
+            streaming = request.get("stream") is True
+        else:  # Gemini's path names the model and says whether to stream
+            renderer = _gemini.Renderer(gemini.model, request, mode=gemini.mode)
+            streaming = gemini.mode != "whole"
         controller = AbortController()
         stream = self.adapter.stream(CourseModelRequest(request_id), controller.signal)
         if stream._response_index is not None:  # an exhausted fixture took no response
@@ -351,7 +362,7 @@ class FixtureApp:
             controller,
             send,
             request_id=answer.request_id,
-            streaming=request.get("stream") is True,
+            streaming=streaming,
         )
         self._exchanges.add(exchange)
         try:
@@ -436,6 +447,12 @@ async def _lifespan(receive: Receive, send: Send) -> None:
             return
 
 
+def _query(scope: Scope) -> str:
+    """The request's query string (ASGI gives bytes; undecodable bytes stay as they are)."""
+    query = scope.get("query_string", b"")
+    return query.decode("latin-1") if isinstance(query, bytes) else ""
+
+
 def _route_path(scope: Scope) -> str:
     """The request's path below where the application is mounted."""
     path = str(scope.get("path", ""))
@@ -479,7 +496,7 @@ def _parse_body(body: bytes) -> dict[str, PlainJson] | str:
     return value
 
 
-def _json_bytes(value: Mapping[str, PlainJson]) -> bytes:
+def _json_bytes(value: Mapping[str, PlainJson] | list[PlainJson]) -> bytes:
     return _utf8(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
@@ -583,12 +600,13 @@ class _Exchange:
 
     async def _whole(self) -> None:
         try:
+            self._check_gemini()
             response = await self.stream.result()
+            body = _json_bytes(self.renderer.whole(response))  # Gemini's may refuse a signature
         except FixtureProviderError as error:
             await self._error_response(error)
             return
         self.status = 200
-        body = _json_bytes(self.renderer.whole(response))
         await self._start(200, _JSON)
         await self._send_raw({"type": "http.response.body", "body": body})
         self.detail = f"{self._taken()}: complete ({response.stop_reason}, not streamed)"
@@ -597,13 +615,19 @@ class _Exchange:
         stream = self.stream
         renderer = self.renderer
         try:
+            self._check_gemini()
             first = await anext(stream, None)
         except FixtureProviderError as error:
             await self._error_response(error)  # nothing was streamed yet: HTTP 500
             return
+        headers = _SSE
+        if isinstance(renderer, _gemini.Renderer):  # each chunk names the fixture's model
+            renderer.follow(stream.response_id, stream.model, stream.start_usage, self._index())
+            if renderer.mode == "array":  # without alt=sse: one JSON array of the chunks
+                headers = [_JSON]
         self.status = 200
         self.detail = f"stream, {self._taken()}: streaming"
-        await self._start(200, *_SSE)
+        await self._start(200, *headers)
         if first is None:  # complete without a chunk
             response = await stream.result()
             text = renderer.open(response.response_id) + renderer.complete(response)
@@ -611,10 +635,10 @@ class _Exchange:
             self.detail = f"stream, {self._taken()}: complete ({response.stop_reason}, 0 chunks)"
             return
         self.chunks = 1
-        await self._send_body(
-            renderer.open(cast("str", stream.response_id)) + renderer.chunk(first)
-        )
-        try:
+        try:  # a renderer may refuse a chunk (Gemini: a signature that is not base64)
+            await self._send_body(
+                renderer.open(cast("str", stream.response_id)) + renderer.chunk(first)
+            )
             async for chunk in stream:
                 self.chunks += 1
                 await self._send_body(renderer.chunk(chunk))
@@ -632,13 +656,26 @@ class _Exchange:
             f"({response.stop_reason}, {plural(self.chunks, 'chunk')})"
         )
 
+    def _check_gemini(self) -> None:
+        """Gemini's signatures, before anything is sent: google-genai decodes every one, so
+        one that is not base64 is the fixture's fault (``PROVIDER_INVALID_FIXTURE``)."""
+        records = self.stream._records
+        if isinstance(self.renderer, _gemini.Renderer) and records is not None:
+            _gemini.check_signatures(records, self._index() or 0)
+
     async def _error_response(self, error: FixtureProviderError) -> None:
-        """A failure before anything was streamed: HTTP 500 with the format's error body."""
+        """A failure before anything was streamed: HTTP 500 (Gemini: the error's own
+        status) with the format's error body."""
         retryable = error.code is _Code.PROVIDER_TRANSPORT_ERROR
         headers = [_JSON] if retryable else [_JSON, _NO_RETRY]
-        self.status = 500
-        body = _json_bytes(self.renderer.error_body(error))
-        await self._start(500, *headers)
+        renderer = self.renderer
+        if isinstance(renderer, _gemini.Renderer):
+            status, value = renderer.error_answer(error)
+        else:
+            status, value = 500, renderer.error_body(error)
+        self.status = status
+        body = _json_bytes(value)
+        await self._start(status, *headers)
         await self._send_raw({"type": "http.response.body", "body": body})
         taken = "" if self._index() is None else f"{self._taken()}: "
         self.detail = f"{taken}{error.code.value}" + (" (retryable)" if retryable else "")

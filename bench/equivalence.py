@@ -18,7 +18,7 @@ from workloads import WORKLOAD_NAMES, build, make_source
 
 from course import CourseModelRequest, FixtureProviderAdapter, FixtureProviderError
 
-__all__ = ["BROKEN", "check_equivalence"]
+__all__ = ["BROKEN", "BROKEN_V2", "check_equivalence"]
 
 _START = {"type": "response_start", "responseId": "r", "role": "assistant"}
 _TEXT = {"type": "text_delta", "text": "hi"}
@@ -82,6 +82,40 @@ BROKEN: dict[str, list[object]] = {
     "empty response": [],
 }
 """Broken responses, each judged by both implementations."""
+
+_THINK = {"type": "thinking_delta", "text": "hm"}
+_SIGN = {"type": "thinking_signature", "signature": "s"}
+_END_LENGTH = _end(stopReason="length")
+
+BROKEN_V2: dict[str, list[object]] = {
+    "signature without a delta": [_START, _SIGN, _END_LENGTH],
+    "signature after text": [_START, _THINK, _TEXT, _SIGN, _END_LENGTH],
+    "second signature": [_START, _THINK, _SIGN, _SIGN, _END_LENGTH],
+    "empty signature": [_START, _THINK, {**_SIGN, "signature": ""}],
+    "thinking before start": [_THINK, _START, _END_LENGTH],
+    "cache above input": [
+        _START,
+        _end(usage={"inputTokens": 1, "outputTokens": 2, "cacheReadTokens": 2}),
+    ],
+    "reasoning above output": [
+        _START,
+        _end(usage={"inputTokens": 1, "outputTokens": 2, "reasoning_tokens": 3}),
+    ],
+    "cache both aliases": [
+        _START,
+        _end(
+            usage={
+                "inputTokens": 9,
+                "outputTokens": 2,
+                "cacheWriteTokens": 1,
+                "cache_write_tokens": 1,
+            }
+        ),
+    ],
+    "stop with tool calls": [_START, _TOOL, _END_STOP],
+    "bad stop reason": [_START, _end(stopReason="toolCall")],
+}
+"""Broken version-2 responses (as far as the thinking workload goes), judged by both."""
 
 
 async def _course(fixture: dict[str, object], count: int) -> list[tuple[list[Any], Any]]:
@@ -152,17 +186,19 @@ def check_equivalence(scale: float = 0.002) -> list[str]:
         floor_items = asyncio.run(_floor(workload.fixture(), count))
         if floor_items != workload.record_count:
             problems.append(f"{name}: the floor yielded {floor_items} objects")
-    for label, records in BROKEN.items():
+    cases = [(1, label, records) for label, records in BROKEN.items()]
+    cases += [(2, label, records) for label, records in BROKEN_V2.items()]
+    for version, label, records in cases:
         for from_source in (False, True):
             for_course: object = make_source(records) if from_source else records  # type: ignore[arg-type]
             for_baseline: object = make_source(records) if from_source else records  # type: ignore[arg-type]
             ((course_chunks, course_outcome),) = asyncio.run(
-                _course({"schemaVersion": 1, "responses": [{"records": for_course}]}, 1)
+                _course({"schemaVersion": version, "responses": [{"records": for_course}]}, 1)
             )
             ((baseline_chunks, baseline_outcome),) = asyncio.run(
-                _baseline({"schemaVersion": 1, "responses": [{"records": for_baseline}]}, 1)
+                _baseline({"schemaVersion": version, "responses": [{"records": for_baseline}]}, 1)
             )
-            where = f"{label} ({'source' if from_source else 'list'})"
+            where = f"{label} (v{version}, {'source' if from_source else 'list'})"
             if course_chunks != baseline_chunks:
                 problems.append(f"{where}: different chunks before the failure")
             if not _same_failure(course_outcome, baseline_outcome):

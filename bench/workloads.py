@@ -1,12 +1,15 @@
 """Deterministic benchmark workloads, generated in code (no files, no randomness).
 
-Four shapes, each at ``scale=1.0`` as the issue defines them:
+Five shapes, each at ``scale=1.0`` as the issues define them:
 
 - ``long``: 10 responses of 50,000 text deltas each (start, deltas, end);
 - ``wide``: 20,000 responses of start, 2 text deltas, 1 tool call, end;
 - ``tools``: 10 responses of 5,000 tool calls each with small nested arguments;
 - ``source``: one response of 100,000 records (start, 99,998 deltas, end) from an
-  async source.
+  async source;
+- ``thinking`` (schema version 2): 10 responses of 10,000 signed thinking blocks each
+  (4 thinking deltas, then a signature), ending with ``length`` and a usage with every
+  detail (cache reads and writes, reasoning tokens).
 
 Usage objects cycle through the four alias combinations across responses
 (camel/camel, snake/snake, camel/snake, snake/camel). Every record is its own
@@ -36,7 +39,7 @@ __all__ = [
 Records = list[dict[str, object]]
 """One response's records, as plain JSON objects."""
 
-WORKLOAD_NAMES = ("long", "wide", "tools", "source")
+WORKLOAD_NAMES = ("long", "wide", "tools", "source", "thinking")
 
 _WORDS = tuple(f"word{index} " for index in range(512))
 _TOOL_NAMES = ("read_file", "search", "write_file", "run_tests")
@@ -107,6 +110,30 @@ def _tools_response(index: int, calls: int) -> Records:
     return records
 
 
+def _thinking_response(index: int, blocks: int) -> Records:
+    response_id = f"resp-thinking-{index}"
+    records = [_start(response_id)]
+    for block in range(blocks):
+        at = index + 5 * block
+        records.extend(
+            {"type": "thinking_delta", "text": f"{_WORDS[(at + j) % len(_WORDS)]}{at + j}"}
+            for j in range(4)
+        )
+        records.append({"type": "thinking_signature", "signature": f"sig-{index}-{block}"})
+    output = 5 * blocks
+    usage = {
+        "inputTokens": 1000 + index,
+        "outputTokens": output,
+        "cacheReadTokens": 600,
+        "cache_write_tokens": 300,
+        "reasoningTokens": output - 1,
+    }
+    records.append(
+        {"type": "response_end", "responseId": response_id, "stopReason": "length", "usage": usage}
+    )
+    return records
+
+
 def source_records(count: int) -> Records:
     """One response of ``count`` records (at least 2): start, text deltas, end."""
     if count < 2:
@@ -132,6 +159,7 @@ class Workload:
     description: str
     responses: tuple[Records, ...]
     from_source: bool = False
+    schema_version: int = 1
 
     @property
     def response_count(self) -> int:
@@ -155,7 +183,7 @@ class Workload:
             responses: list[object] = [{"records": make_source(r)} for r in self.responses]
         else:
             responses = [{"records": records} for records in self.responses]
-        return {"schemaVersion": 1, "responses": responses}
+        return {"schemaVersion": self.schema_version, "responses": responses}
 
 
 def _scaled(count: int, scale: float) -> int:
@@ -192,5 +220,13 @@ def build(name: str, scale: float = 1.0) -> Workload:
             f"1 response x {count:,} records from an async source",
             (source_records(count),),
             from_source=True,
+        )
+    if name == "thinking":
+        blocks = _scaled(10_000, scale)
+        return Workload(
+            name,
+            f"10 responses x {blocks:,} signed thinking blocks (version 2, a length end)",
+            tuple(_thinking_response(index, blocks) for index in range(10)),
+            schema_version=2,
         )
     raise ValueError(f"unknown workload {name!r} (known: {', '.join(WORKLOAD_NAMES)})")

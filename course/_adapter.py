@@ -131,9 +131,12 @@ class FixtureProviderAdapter:
             records = fields["records"]
             if type(records) is list:
                 frozen = tuple([freeze_record(r, index, at, memo) for at, r in enumerate(records)])
+                if version < 2:
+                    queue.append((index, frozen, None))
+                    continue
                 # Version 2: how long the stream waits before each record, known now
                 # (the records are the adapter's own); ``None`` when it never waits.
-                delays = tuple([delay_of(r) for r in frozen]) if version >= 2 else ()
+                delays = tuple([delay_of(r) for r in frozen])
                 queue.append((index, frozen, delays if any(delays) else None))
             elif is_async_source(records):
                 if id(records) in sources:

@@ -40,6 +40,7 @@ __all__ = [
     "adopt_array",
     "adopt_object",
     "freeze",
+    "members",
     "new_memo",
     "preview",
     "refreeze",
@@ -504,6 +505,12 @@ def thaw_shared(value: object, memo: dict[int, PlainJson]) -> PlainJson:
         elif isinstance(copy, list):
             copy.extend([copy_of(item) for item in cast("list[object]", source)])
     return result
+
+
+def members(value: JsonObject) -> Mapping[str, JsonValue]:
+    """A ``JsonObject``'s own storage, for this package's code that only reads it: a
+    lookup there runs in C, where the ``Mapping`` methods are calls of Python code."""
+    return value._members
 
 
 def _members_of(value: object) -> Mapping[object, object]:

@@ -531,6 +531,68 @@ _TOOL_CHUNK = _setters(
 _TOOL_BLOCK = _setters(CourseToolCallBlock, "id", "name", "arguments", "type", "signature")
 
 
+_USAGE = _setters(
+    CourseModelUsage,
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+)
+_RESPONSE = _setters(
+    CourseModelResponse,
+    "request_id",
+    "response_id",
+    "message",
+    "stop_reason",
+    "usage",
+    "model",
+    "provider_stop_reason",
+)
+
+
+def usage(
+    input_tokens: int,
+    output_tokens: int,
+    cache_read_tokens: int | None = None,
+    cache_write_tokens: int | None = None,
+    reasoning_tokens: int | None = None,
+) -> CourseModelUsage:
+    """``CourseModelUsage(...)``, built directly (a frozen dataclass's ``__init__`` pays
+    for each keyword-only field left at its default)."""
+    set_input, set_output, set_cache_read, set_cache_write, set_reasoning = _USAGE
+    value = object.__new__(CourseModelUsage)
+    set_input(value, input_tokens)
+    set_output(value, output_tokens)
+    set_cache_read(value, cache_read_tokens)
+    set_cache_write(value, cache_write_tokens)
+    set_reasoning(value, reasoning_tokens)
+    return value
+
+
+def response(
+    request_id: str,
+    response_id: str,
+    message: CourseAssistantMessage,
+    stop_reason: CourseStopReason,
+    usage: CourseModelUsage,
+    *,
+    model: str | None,
+    provider_stop_reason: str | None,
+) -> CourseModelResponse:
+    """``CourseModelResponse(...)``, built directly."""
+    set_request, set_response, set_message, set_stop, set_usage, set_model, set_provider = _RESPONSE
+    value = object.__new__(CourseModelResponse)
+    set_request(value, request_id)
+    set_response(value, response_id)
+    set_message(value, message)
+    set_stop(value, stop_reason)
+    set_usage(value, usage)
+    set_model(value, model)
+    set_provider(value, provider_stop_reason)
+    return value
+
+
 def text_delta(text: str, content_index: int) -> CourseTextDeltaChunk:
     """``CourseTextDeltaChunk(text, content_index)``, built directly."""
     set_text, set_index, set_type = _TEXT_DELTA
@@ -538,6 +600,19 @@ def text_delta(text: str, content_index: int) -> CourseTextDeltaChunk:
     set_text(chunk, text)
     set_index(chunk, content_index)
     set_type(chunk, "textDelta")
+    return chunk
+
+
+_THINKING_DELTA = _setters(CourseThinkingDeltaChunk, "text", "content_index", "type")
+
+
+def thinking_delta(text: str, content_index: int) -> CourseThinkingDeltaChunk:
+    """``CourseThinkingDeltaChunk(text, content_index)``, built directly."""
+    set_text, set_index, set_type = _THINKING_DELTA
+    chunk = object.__new__(CourseThinkingDeltaChunk)
+    set_text(chunk, text)
+    set_index(chunk, content_index)
+    set_type(chunk, "thinkingDelta")
     return chunk
 
 

@@ -35,7 +35,16 @@ from types import MappingProxyType
 from typing import Any, Final, Literal, NamedTuple, TypeAlias, assert_never, cast
 
 from ._errors import FixtureProviderError, FixtureProviderErrorCode, Location, pointer
-from ._json import JsonArray, JsonObject, Memo, NotPlainJson, PlainJson, freeze, new_memo
+from ._json import (
+    JsonArray,
+    JsonObject,
+    Memo,
+    NotPlainJson,
+    PlainJson,
+    freeze,
+    members,
+    new_memo,
+)
 from ._json_text import JsonSyntaxError, loads
 from ._model import (
     CourseAssistantMessage,
@@ -55,9 +64,12 @@ from ._model import (
     CourseThinkingDeltaChunk,
     CourseThinkingSignatureChunk,
     CourseToolCallChunk,
+    response,
     text_block,
     text_delta,
+    thinking_delta,
     tool_call,
+    usage,
 )
 from ._text import shorten
 from ._untrusted import type_name
@@ -124,6 +136,10 @@ STOP_REASON_SINCE: Final[Mapping[str, int]] = MappingProxyType(
 def stop_reasons(version: int) -> tuple[str, ...]:
     """The wire stop reasons a fixture of ``version`` may use, in table order."""
     return tuple(wire for wire in STOP_REASONS if STOP_REASON_SINCE[wire] <= version)
+
+
+# Indexed by version: judged once per response, so looked up, never rebuilt.
+_STOP_REASONS_AT: Final = (frozenset(), *(frozenset(stop_reasons(v)) for v in (1, 2)))
 
 
 USAGE_ALIASES: Final = (
@@ -207,25 +223,32 @@ class Field:
     def problem(
         self, value: object, version: int = 1, record: Mapping[str, object] | None = None
     ) -> _Problem | None:
+        # The commonest kinds first: each case is one comparison more for the rest.
         match self.kind:
-            case "string":
-                if type(value) is str:
-                    return None
-                return _Problem(f"Expected a string, got {describe(value)}")
             case "non-empty string":
                 if type(value) is str and value:
                     return None
                 return _Problem(f"Expected a non-empty string, got {describe(value)}")
+            case "string":
+                if type(value) is str:
+                    return None
+                return _Problem(f"Expected a string, got {describe(value)}")
+            case "object":
+                if type(value) is JsonObject:
+                    return None
+                return _Problem(f"Expected an object, got {describe(value)}")
             case "choice":
                 if type(value) is str and value in self.choices:
                     return None
                 expected = " or ".join(f"{choice!r}" for choice in self.choices)
                 return _Problem(f"Expected {expected}, got {describe(value)}")
+            case "usage":
+                usage = _read_usage(value, version)
+                return usage if type(usage) is _Problem else None
             case "stop reason":
-                allowed = stop_reasons(version)
-                if type(value) is str and value in allowed:
+                if type(value) is str and value in _STOP_REASONS_AT[version]:
                     return None
-                quoted = [f"{choice!r}" for choice in allowed]
+                quoted = [f"{choice!r}" for choice in stop_reasons(version)]
                 expected = ", ".join(quoted[:-1]) + " or " + quoted[-1]
                 later = (
                     f" (`{value}` needs `schemaVersion` 2)"
@@ -233,13 +256,6 @@ class Field:
                     else ""
                 )
                 return _Problem(f"Expected {expected}, got {describe(value)}{later}")
-            case "object":
-                if type(value) is JsonObject:
-                    return None
-                return _Problem(f"Expected an object, got {describe(value)}")
-            case "usage":
-                usage = _read_usage(value, version)
-                return usage if type(usage) is _Problem else None
             case "fragments":
                 return _fragments_problem(value, record)
             case "string list":
@@ -387,9 +403,10 @@ def _read_usage(value: object, version: int) -> CourseModelUsage | _Problem:
     """The normalized usage of a usage object, or what is wrong with it."""
     if type(value) is not JsonObject:
         return _Problem(f"Expected a usage object, got {describe(value)}")
+    counts = members(value)  # read where the lookups run in C: ends are frequent
     keys = _USAGE_KEYS[version]
-    if not keys.issuperset(value):
-        unknown = next(key for key in value if key not in keys)
+    if not keys.issuperset(counts):
+        unknown = next(key for key in counts if key not in keys)
         later = " (usage details need `schemaVersion` 2)" if unknown in _USAGE_KEYS[2] else ""
         return _Problem(
             f"Usage has unknown field `{shorten(unknown)}` (allowed: "
@@ -397,30 +414,36 @@ def _read_usage(value: object, version: int) -> CourseModelUsage | _Problem:
             (unknown,),
             about_value=False,
         )
-    counts: list[int] = []
+    required: list[int] = []
     for first, second in USAGE_ALIASES:
-        alias = first if first in value else second
-        count = value.get(alias, _MISSING)
+        alias = first if first in counts else second
+        count = counts.get(alias, _MISSING)
         if count is _MISSING:
             return _Problem(f"Usage is missing `{first}` (or `{second}`)", about_value=False)
-        problem = _count_problem(value, first, second, alias, count)
-        if problem is not None:
-            return problem
-        counts.append(count)  # type: ignore[arg-type]  # an int: checked just above
+        if (
+            type(count) is not int
+            or not 0 <= count <= MAX_TOKENS
+            or (alias == first and second in counts)
+        ):
+            return _count_problem(counts, first, second, alias, count)
+        required.append(count)  # an int: checked just above
     if version < 2:
-        return CourseModelUsage(*counts)
+        return usage(*required)
     details: list[int | None] = []
     for first, second in USAGE_DETAIL_ALIASES:
-        alias = first if first in value else second
-        count = value.get(alias, _MISSING)
+        alias = first if first in counts else second
+        count = counts.get(alias, _MISSING)
         if count is _MISSING:
             details.append(None)
             continue
-        problem = _count_problem(value, first, second, alias, count)
-        if problem is not None:
-            return problem
-        details.append(count)  # type: ignore[arg-type]  # an int: checked just above
-    inputs, outputs = counts
+        if (
+            type(count) is not int
+            or not 0 <= count <= MAX_TOKENS
+            or (alias == first and second in counts)
+        ):
+            return _count_problem(counts, first, second, alias, count)
+        details.append(count)  # an int: checked just above
+    inputs, outputs = required
     cache_read, cache_write, reasoning = details
     # ``inputTokens`` is the whole input, cache reads and writes included; ``outputTokens``
     # the whole output, reasoning included.
@@ -436,32 +459,25 @@ def _read_usage(value: object, version: int) -> CourseModelUsage | _Problem:
             "tokens, which include them",
             about_value=False,
         )
-    return CourseModelUsage(
-        inputs,
-        outputs,
-        cache_read_tokens=cache_read,
-        cache_write_tokens=cache_write,
-        reasoning_tokens=reasoning,
-    )
+    return usage(inputs, outputs, cache_read, cache_write, reasoning)
 
 
 def _count_problem(
-    usage: JsonObject, first: str, second: str, alias: str, count: object
-) -> _Problem | None:
-    """What is wrong with one present usage count (under ``alias``), if anything."""
-    if alias == first and second in usage:  # presence, apart from value: `null` too
+    counts: Mapping[str, object], first: str, second: str, alias: str, count: object
+) -> _Problem:
+    """What is wrong with a present usage count (under ``alias``) known to be refused:
+    both aliases present, or a value out of type or range."""
+    if alias == first and second in counts:  # presence, apart from value: `null` too
         return _Problem(
             f"Usage holds both `{first}` and `{second}`; use one alias per count",
             (second,),
             about_value=False,
         )
-    if type(count) is not int or not 0 <= count <= MAX_TOKENS:
-        return _Problem(
-            f"Expected `{alias}` to be an integer from 0 to 2**53 - 1, got {describe(count)}",
-            (alias,),
-            about_value=False,
-        )
-    return None
+    return _Problem(
+        f"Expected `{alias}` to be an integer from 0 to 2**53 - 1, got {describe(count)}",
+        (alias,),
+        about_value=False,
+    )
 
 
 _USAGE_KEYS: Final = (frozenset(), *(frozenset(usage_keys(v)) for v in SCHEMA_VERSIONS))
@@ -669,7 +685,6 @@ class ResponseParser:
 
     __slots__ = (
         "_content",
-        "_cut_id",
         "_model",
         "_order",
         "_refused",
@@ -696,10 +711,9 @@ class ResponseParser:
         # end, which keeps a long response's blocks out of the garbage collector's way
         # while it streams), an open thinking block, or any other block.
         self._content: list[str | _OpenThinking | CourseContentBlock] = []
-        # The ids of the complete tool calls (an incomplete call's is ``_cut_id``).
+        # The ids of the tool calls, an incomplete one's too (which is in state CUT).
         self._tool_ids: set[str] = set()
         self._thinking: _OpenThinking | None = None
-        self._cut_id: str | None = None
         self._refused = False
         self._response: CourseModelResponse | None = None
 
@@ -729,6 +743,12 @@ class ResponseParser:
                 content = self._content
                 content.append(text)
                 return text_delta(text, len(content) - 1)
+        elif type(record) is dict and state is _THINKING:
+            # Version 2's commonest: a thinking delta going on with the open block.
+            text = record.get("text")
+            if type(text) is str and len(record) == 2 and record.get("type") == "thinking_delta":
+                self._thinking.texts.append(text)  # type: ignore[union-attr]  # THINKING: open
+                return thinking_delta(text, len(self._content) - 1)
         if state is ParserState.ENDED:
             raise self._after_terminal(record, index)
         if type(record) is not dict:
@@ -867,10 +887,11 @@ class ResponseParser:
 
     def _on_start(self, fields: _Fields, index: int) -> None:
         self._response_id = fields["responseId"]
-        self._model = fields.get("model")
-        usage = fields.get("usage", _MISSING)
-        if usage is not _MISSING:
-            self._start_usage = cast(CourseModelUsage, _read_usage(usage, self._version))
+        if len(fields) > 3:  # more than `type`, `responseId` and `role` (version 2)
+            self._model = fields.get("model")
+            usage = fields.get("usage", _MISSING)
+            if usage is not _MISSING:
+                self._start_usage = cast(CourseModelUsage, _read_usage(usage, self._version))
         self._enter(ParserState.STREAMING)
 
     def _leave_block(self, kind: str, index: int) -> None:
@@ -908,7 +929,7 @@ class ResponseParser:
 
     def _on_tool_call(self, fields: _Fields, index: int) -> CourseToolCallChunk:
         call_id, name, arguments = fields["id"], fields["name"], fields["arguments"]
-        if call_id in self._tool_ids or call_id == self._cut_id:
+        if call_id in self._tool_ids:
             raise self._duplicate(call_id, index)
         if self._state is not _STREAMING:
             self._leave_block("tool_call", index)
@@ -931,7 +952,7 @@ class ResponseParser:
         arguments_text = "".join(fields["argumentFragments"])
         content_index = len(self._content)
         self._content.append(CourseIncompleteToolCallBlock(call_id, name, arguments_text))
-        self._cut_id = call_id
+        self._tool_ids.add(call_id)
         self._enter(ParserState.CUT)
         return CourseIncompleteToolCallChunk(call_id, name, arguments_text, content_index)
 
@@ -940,13 +961,13 @@ class ResponseParser:
         thinking = self._thinking
         if thinking is not None:  # the open block goes on
             thinking.texts.append(text)
-            return CourseThinkingDeltaChunk(text, len(self._content) - 1)
+            return thinking_delta(text, len(self._content) - 1)
         if self._state is _CUT:
             raise self._after_cut("thinking_delta", index)
         self._thinking = thinking = _OpenThinking(text)
         self._content.append(thinking)
         self._enter(ParserState.THINKING)
-        return CourseThinkingDeltaChunk(text, len(self._content) - 1)
+        return thinking_delta(text, len(self._content) - 1)
 
     def _on_signature(self, fields: _Fields, index: int) -> CourseThinkingSignatureChunk:
         thinking = self._thinking
@@ -986,7 +1007,7 @@ class ResponseParser:
         response_id = fields["responseId"]
         wire_stop_reason = fields["stopReason"]
         # The table approved it.
-        usage = cast(CourseModelUsage, _read_usage(fields["usage"], self._version))
+        read = cast(CourseModelUsage, _read_usage(fields["usage"], self._version))
         if response_id != self._response_id:
             raise self._error(
                 Code.PROVIDER_RESPONSE_MISMATCH,
@@ -996,7 +1017,8 @@ class ResponseParser:
                 "responseId",
             )
         stop_reason = STOP_REASONS[wire_stop_reason]
-        calls = len(self._tool_ids)  # complete calls: an incomplete one counts for no end
+        # Complete calls only: an incomplete one (there is one in state CUT) counts for no end.
+        calls = len(self._tool_ids) - (self._state is _CUT)
         if (stop_reason == "toolCall" and not calls) or (stop_reason == "stop" and calls):
             raise self._error(
                 Code.PROVIDER_STOP_REASON_MISMATCH,
@@ -1032,12 +1054,12 @@ class ResponseParser:
                 for block in self._content
             ]
         )
-        self._response = CourseModelResponse(
+        self._response = response(
             self._request_id,
             response_id,
             CourseAssistantMessage("message-" + response_id, content),  # type: ignore[arg-type]
             stop_reason,
-            usage,
+            read,
             model=self._model,
             provider_stop_reason=fields.get("providerStopReason"),
         )

@@ -171,13 +171,16 @@ class CourseModelStream:
         # Version 2: each array record's delay, the positions of those that wait, and
         # the index in ``_delay_at`` of the next one to wait for.
         self._delays = delays
-        self._delay_at = () if delays is None else tuple(i for i, d in enumerate(delays) if d)
         self._next_delay = 0
         # Where the fast path stops: the next turn, or the next record that waits.
-        self._barrier = self._next_turn
-        self._update_barrier()
+        self._barrier = TURN_EVERY
+        if delays is None:
+            self._delay_at: tuple[int, ...] = ()
+        else:
+            self._delay_at = tuple([i for i, delay in enumerate(delays) if delay])
+            self._update_barrier()
         # Whether a source's records are waited for (their delays are read as they come).
-        self._source_waits = source is not None and version >= 2
+        self._source_waits = version >= 2 and source is not None
         self._driver: asyncio.Task[object] | None = None
         # Set once the pending step's driver was cancelled to interrupt it.
         self._interrupting = False

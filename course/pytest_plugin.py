@@ -14,6 +14,13 @@ Registered through the ``pytest11`` entry point, so installing ``course`` is eno
   error listing each one. Each run of a rerun test is judged by its own call.
   ``@pytest.mark.course(..., strict=False)`` turns it off for one test, the ini option
   ``course_strict = false`` for all (an explicit ``strict=True`` wins over it).
+- Record mode: ``--course-record=none|once|all`` (ini ``course_record``; default
+  ``none``). ``once`` records a marked fixture file that does not exist yet, ``all``
+  records every marked file again: ``course_server`` is then a
+  ``course.vendors.record(...)`` proxy to the real providers (needs ``course[record]``),
+  and the file is written at teardown only if the test passed. A recording test has no
+  strict teardown, and ``course_adapter`` is then an error (an adapter cannot record).
+  Fixtures written in code never record.
 
 The plugin never runs ``async def`` tests itself: use pytest-asyncio or anyio, or call
 ``asyncio.run`` in a plain test.
@@ -39,7 +46,7 @@ from . import (
 )
 
 if TYPE_CHECKING:
-    from .vendors import FixtureServer
+    from .vendors import FixtureRecorder, FixtureServer
 
 __all__ = [
     "course_adapter",
@@ -52,6 +59,10 @@ __all__ = [
 _MARKER = "course"
 _STRICT_INI = "course_strict"
 _SERVE_EXTRA = "course[serve]"
+_RECORD_OPTION = "--course-record"
+_RECORD_INI = "course_record"
+_RECORD_MODES = ("none", "once", "all")
+_RECORD_EXTRA = "course[record]"
 
 # The outcome of this run's call phase ("passed", "failed", "skipped"; None before it):
 # strict teardown checks only a passed one, so that a test's own failure stays the one
@@ -63,7 +74,8 @@ _CALL_OUTCOME = pytest.StashKey[str | None]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """Register the ``course_strict`` ini option."""
+    """Register the ``course_strict`` and ``course_record`` ini options and
+    ``--course-record``."""
     parser.addini(
         _STRICT_INI,
         "course: fail a test at teardown when its fixture has responses never requested "
@@ -71,17 +83,33 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type="bool",
         default=True,
     )
+    parser.addini(
+        _RECORD_INI,
+        "course: record mode of marked fixture files, none, once or all (default: none)",
+        default="none",
+    )
+    parser.getgroup("course").addoption(
+        _RECORD_OPTION,
+        choices=_RECORD_MODES,
+        default=None,
+        dest=_RECORD_INI,
+        help="record marked fixture files through course_server from the real providers: "
+        "none (replay only; the default), once (record the files that do not exist), "
+        "all (record every file again). Overrides the ini option course_record.",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Register the ``course`` marker."""
+    """Register the ``course`` marker; check the record mode."""
     config.addinivalue_line(
         "markers",
         f"{_MARKER}(fixture, *, strict=True): replay FIXTURE (a path relative to the test "
         "file, or a fixture value such as a dict from course.script) through the "
         "course_adapter and course_server fixtures; strict=False skips the check that "
-        "every response was used",
+        f"every response was used. {_RECORD_OPTION}=once|all records a fixture file "
+        "through course_server instead",
     )
+    _record_mode(config)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -104,6 +132,15 @@ def course_adapter(request: pytest.FixtureRequest) -> Iterator[FixtureProviderAd
     At teardown, unless the marker or ini option turned it off, the test errors if a
     response was never requested or a stream was neither finished nor closed.
     """
+    recording = _recording_path(request)
+    if recording is not None:
+        pytest.fail(
+            f"course_adapter cannot record: this test records {recording} "
+            f"({_RECORD_OPTION}={_record_mode(request.config)}), and an adapter can only "
+            f"replay a fixture. Ask for course_server instead, or run with "
+            f"{_RECORD_OPTION}=none.",
+            pytrace=False,
+        )
     replay = _Replay.of(request)
     yield replay.adapter
     if replay.strict and request.node.stash.get(_CALL_OUTCOME, None) == "passed":
@@ -113,12 +150,18 @@ def course_adapter(request: pytest.FixtureRequest) -> Iterator[FixtureProviderAd
 
 
 @pytest.fixture
-def course_server(request: pytest.FixtureRequest) -> Iterator[FixtureServer]:
+def course_server(request: pytest.FixtureRequest) -> Iterator[FixtureServer | FixtureRecorder]:
     """A running ``course.vendors.serve(course_adapter)`` server (``.url``, ``.requests``).
 
     Serves this test's very ``course_adapter``, so the strict teardown covers it. Needs
-    uvicorn (the ``course[serve]`` extra): without it the test is skipped.
+    uvicorn (the ``course[serve]`` extra): without it the test is skipped. While the
+    test records (``--course-record``), a ``course.vendors.record(...)`` proxy instead,
+    whose fixture is written at teardown if the test passed (needs ``course[record]``).
     """
+    recording = _recording_path(request)
+    if recording is not None:
+        yield from _record(request, recording)
+        return
     try:
         import uvicorn  # noqa: F401, PLC0415  (probed, not used: serve imports it)
     except ImportError:
@@ -131,6 +174,66 @@ def course_server(request: pytest.FixtureRequest) -> Iterator[FixtureServer]:
     adapter: FixtureProviderAdapter = request.getfixturevalue("course_adapter")
     with serve(adapter) as server:
         yield server
+
+
+# -- record mode --------------------------------------------------------------------------
+
+
+def _record_mode(config: pytest.Config) -> str:
+    """``none``, ``once`` or ``all``: the option's, else the ini file's."""
+    mode = config.getoption(_RECORD_INI, None)
+    if mode is None:
+        mode = config.getini(_RECORD_INI)
+    if mode not in _RECORD_MODES:
+        raise pytest.UsageError(
+            f"{_RECORD_INI} must be one of {', '.join(_RECORD_MODES)}; got {mode!r}"
+        )
+    return str(mode)
+
+
+def _recording_path(request: pytest.FixtureRequest) -> Path | None:
+    """The fixture file this test records, if its marker names one that its mode records."""
+    marker = _closest_marker(request.node)
+    if marker is None:
+        return None
+    value, _ = _marker_arguments(marker, request.config)
+    if not isinstance(value, str | os.PathLike):
+        return None  # a fixture written in code: nothing to record
+    mode = _record_mode(request.config)
+    path = Path(request.node.path).parent / value
+    if mode == "all" or (mode == "once" and not path.exists()):
+        return path
+    return None
+
+
+def _record(request: pytest.FixtureRequest, path: Path) -> Iterator[FixtureRecorder]:
+    """A recorder writing ``path`` at teardown, if the test passed."""
+    try:
+        import httpx2  # noqa: F401, PLC0415  (probed, not used: record imports them)
+        import uvicorn  # noqa: F401, PLC0415
+    except ImportError:
+        pytest.skip(
+            f"recording needs uvicorn and httpx2, which the extra {_RECORD_EXTRA} installs: "
+            f"pip install '{_RECORD_EXTRA}'"
+        )
+    from .vendors import RecordingError, record  # noqa: PLC0415  (optional, as above)
+
+    recorder = record(path)
+    recorder.__enter__()
+    try:
+        yield recorder
+    finally:
+        recorder._stop()
+    if request.node.stash.get(_CALL_OUTCOME, None) != "passed":
+        return  # a test that did not pass records nothing (and keeps the old file)
+    failure: RecordingError | None = None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        recorder._write()
+    except RecordingError as error:
+        failure = error
+    if failure is not None:  # raised outside the except: see _Replay.of
+        pytest.fail(f"course: {path} was not recorded: {failure}", pytrace=False)
 
 
 # -- the replay of one test ---------------------------------------------------------------
@@ -190,7 +293,13 @@ class _Replay:
             except FixtureProviderError as error:
                 failure = error
             if failure is not None:
-                pytest.fail(f"@pytest.mark.{_MARKER}: {failure}", pytrace=False)
+                hint = (
+                    ""
+                    if path.exists()
+                    else f"\nRecord it from the real providers: run the test with "
+                    f"{_RECORD_OPTION}=once"
+                )
+                pytest.fail(f"@pytest.mark.{_MARKER}: {failure}{hint}", pytrace=False)
         else:
             fixture = value
             source = "the marker's fixture"

@@ -3,8 +3,12 @@
 The one property: nothing but a ``FixtureProviderError`` ever escapes. On the way, each
 input that loads is also checked differentially: streamed from array records and from
 async sources, the outcomes must match each other and the reference model in
-``tests/oracle.py``. Any other exception, or any disagreement, is a finding: the input
-is saved and the run stops (exit status 1).
+``tests/oracle.py`` (chunks, response, code, record, path, transport fields, and the
+virtual time of each outcome). Both schema versions: streams run on a virtual clock
+(``tests/virtual_clock.py``), so a version-2 ``delay`` of an hour costs nothing, and
+``course-fixture validate`` must judge every file without moving any clock at all. Any
+other exception, or any disagreement, is a finding: the input is saved and the run stops
+(exit status 1).
 
 Engines:
 
@@ -26,12 +30,14 @@ Run from the repository root::
 from __future__ import annotations
 
 import argparse
-import asyncio
 import atexit
+import contextlib
 import copy
 import hashlib
 import importlib
+import io
 import json
+import math
 import random
 import shutil
 import sys
@@ -57,17 +63,24 @@ from course import (  # noqa: E402
     FixtureProviderErrorCode,
     load_fixture,
 )
-from course._cli._fixtures import check as check_file  # noqa: E402
-from course._cli._fixtures import play  # noqa: E402
-from tests.oracle import Completed, predict_fixture  # noqa: E402
-from tests.strategies import mutated_fixtures, valid_fixtures  # noqa: E402
+from course._cli.validate import validate  # noqa: E402
+from tests.oracle import Completed, Prediction, predict_fixture  # noqa: E402
+from tests.strategies import (  # noqa: E402
+    any_delays,
+    mutated_fixtures,
+    mutated_fixtures_v2,
+    valid_fixtures,
+    valid_fixtures_v2,
+)
+from tests.virtual_clock import clock, run_virtual, virtual_loops  # noqa: E402
 
 BUNDLED = ROOT / "course" / "fixtures" / "provider-tool-roundtrip.json"
 REQUEST_IDS = ["request-0", "request-1", "request-2", "request-3"]
 
 Outcome = tuple[str, ...]
-"""How one response ended, as comparable text: the error code, record index and chunks,
-or the chunks and the response."""
+"""How one response ended, as comparable text: the error code, record index, path,
+transport fields and chunks, or the chunks and the response; last, the virtual time it
+settled at."""
 
 
 class Finding(Exception):
@@ -82,9 +95,22 @@ async def _records(records: list[object]) -> AsyncIterator[object]:
         yield record
 
 
+def _transport(error: FixtureProviderError) -> str:
+    return json.dumps(
+        [
+            error.transport_message,
+            error.transport_code,
+            error.transport_status,
+            error.transport_retry_after,
+        ]
+    )
+
+
 async def _stream_all(adapter: FixtureProviderAdapter, total: int) -> list[Outcome]:
     outcomes: list[Outcome] = []
+    loop = clock()
     for n in range(total):
+        began = loop.time()
         stream = adapter.stream(CourseModelRequest(REQUEST_IDS[n % len(REQUEST_IDS)]))
         chunks: list[str] = []
         error: FixtureProviderError | None = None
@@ -98,12 +124,13 @@ async def _stream_all(adapter: FixtureProviderAdapter, total: int) -> list[Outco
         except FixtureProviderError as exc:
             if exc is not error:
                 raise Finding(f"result() raised {exc!r}, iteration {error!r}") from exc
-            outcomes.append((exc.code.value, str(exc.record_index), *chunks))
+            where = (exc.code.value, str(exc.record_index), str(exc.path), _transport(exc))
+            outcomes.append((*where, *chunks, repr(loop.time() - began)))
             continue
         if error is not None:
             raise Finding(f"iteration raised {error!r} but result() returned")
         text = json.dumps(response.to_dict(), sort_keys=True, allow_nan=False)
-        outcomes.append(("complete", *chunks, text))
+        outcomes.append(("complete", *chunks, text, repr(loop.time() - began)))
     extra = adapter.stream(CourseModelRequest("one-too-many"))
     try:
         await extra.result()
@@ -115,19 +142,31 @@ async def _stream_all(adapter: FixtureProviderAdapter, total: int) -> list[Outco
     return outcomes
 
 
-def _predicted(fixture: object) -> list[Outcome] | None:
-    predictions = predict_fixture(copy.deepcopy(fixture), REQUEST_IDS * 100)
-    if predictions is None:
-        return None
-    outcomes: list[Outcome] = []
-    for p in predictions:
-        chunks = [json.dumps(c, sort_keys=True, allow_nan=False) for c in p.chunks]
-        if isinstance(p, Completed):
-            text = json.dumps(p.response, sort_keys=True, allow_nan=False)
-            outcomes.append(("complete", *chunks, text))
-        else:
-            outcomes.append((p.code, str(p.record_index), *chunks))
-    return outcomes
+def _predicted(fixture: object) -> list[Prediction] | None:
+    return predict_fixture(copy.deepcopy(fixture), REQUEST_IDS * 100)
+
+
+def _agrees(outcome: Outcome, prediction: Prediction, n: int) -> bool:
+    """Whether one streamed outcome is what the oracle predicted for response ``n``."""
+    chunks = tuple(json.dumps(c, sort_keys=True, allow_nan=False) for c in prediction.chunks)
+    *head, settled = outcome
+    if prediction.time is not None and not math.isclose(
+        float(settled), prediction.time, rel_tol=1e-9, abs_tol=1e-9
+    ):
+        return False
+    if isinstance(prediction, Completed):
+        text = json.dumps(prediction.response, sort_keys=True, allow_nan=False)
+        return tuple(head) == ("complete", *chunks, text)
+    code, record_index, path, transport, *got_chunks = head
+    where = f"/responses/{n}/records"
+    expected = prediction.transport if type(prediction.transport) is dict else {}
+    return (
+        (code, record_index) == (prediction.code, str(prediction.record_index))
+        and path in {where + p for p in prediction.paths}
+        and json.loads(transport)
+        == [expected.get(k) for k in ("message", "code", "status", "retryAfter")]
+        and tuple(got_chunks) == chunks
+    )
 
 
 def _as_sources(fixture: object) -> object:
@@ -162,12 +201,16 @@ def check_fixture(fixture: object, *, oracle: bool = True) -> str:
     if oracle and expected is None:
         raise Finding("construction succeeded; the oracle expected it to fail")
     total = arrays.pending
-    from_arrays = asyncio.run(_stream_all(arrays, total))
-    from_sources = asyncio.run(_stream_all(sources, total))
+    from_arrays = run_virtual(_stream_all(arrays, total), debug=False)
+    from_sources = run_virtual(_stream_all(sources, total), debug=False)
     if from_arrays != from_sources:
         raise Finding(f"arrays and async sources disagree:\n{from_arrays}\n{from_sources}")
-    if oracle and from_arrays != expected:
-        raise Finding(f"the adapter and the oracle disagree:\n{from_arrays}\n{expected}")
+    if oracle and expected is not None:
+        agree = len(expected) == len(from_arrays) and all(
+            _agrees(got, p, n) for n, (got, p) in enumerate(zip(from_arrays, expected, strict=True))
+        )
+        if not agree:
+            raise Finding(f"the adapter and the oracle disagree:\n{from_arrays}\n{expected}")
     return "streamed"
 
 
@@ -192,31 +235,41 @@ def check_bytes(data: bytes, scratch: Path, *, oracle: bool = True) -> str:
 
 
 def _check_command_line(scratch: Path, outcome: str) -> None:
-    """The command line refuses what loading and construction refuse, and nothing else;
-    however it splits a broken file, it says where and ends in findings, never raises."""
-    checked = check_file(str(scratch))
-    if (outcome == "streamed") != (not checked.refused):
-        raise Finding(f"the command line disagrees ({outcome}): {checked.refused}")
-    for finding in checked.refused:
-        if finding.status != "invalid" or finding.code != "PROVIDER_INVALID_FIXTURE":
+    """``course-fixture validate`` refuses what loading and construction refuse, and
+    nothing else; however it splits a broken file, it says where and ends in findings,
+    never raises; and it judges every delay without waiting on any clock."""
+    out = io.StringIO()
+    with virtual_loops() as loops, contextlib.redirect_stdout(out):
+        validate([str(scratch)], quiet=False, as_json=True)  # course-fixture validate --json
+    waited = max((loop.now for loop in loops), default=0.0)
+    if waited:
+        raise Finding(f"validate slept {waited} s (virtual) through delays")
+    findings = [json.loads(line) for line in out.getvalue().splitlines()]
+    refused = [finding for finding in findings if finding["status"] == "invalid"]
+    if (outcome == "streamed") != (not refused):
+        raise Finding(f"the command line disagrees ({outcome}): {refused}")
+    for finding in refused:
+        if finding["code"] != "PROVIDER_INVALID_FIXTURE":
             raise Finding(f"a refusal that is not an invalid fixture: {finding}")
-    if checked.adapter is not None:
-        for call in asyncio.run(play(checked, "fuzz")):
-            checked.outcome(call)  # locates the finding: must not raise
 
 
 # -- Hypothesis' fuzzing entry point ---------------------------------------------------
 
 
 def _json_bytes(value: object, ascii_only: bool, indent: int | None) -> bytes:
-    text = json.dumps(value, ensure_ascii=ascii_only, indent=indent)
+    text = json.dumps(value, ensure_ascii=ascii_only, indent=indent)  # NaN: not JSON
     # A lone surrogate written raw is not UTF-8: load_fixture must reject those bytes.
     return text.encode("utf-8", "surrogatepass")
 
 
 _fixture_texts = st.builds(
     _json_bytes,
-    st.one_of(mutated_fixtures(), valid_fixtures()),
+    st.one_of(
+        mutated_fixtures(),
+        valid_fixtures(),
+        mutated_fixtures_v2(any_delays),
+        valid_fixtures_v2(any_delays),
+    ),
     st.booleans(),
     st.sampled_from([None, 0, 2]),
 )
@@ -306,6 +359,28 @@ _TOKENS = [
     b'"responseId"',
     b'"records"',
     b'"schemaVersion"',
+    b"2",
+    b'"delay"',
+    b"3600",
+    b"3600.0001",
+    b"86400",
+    b"429",
+    b"599",
+    b"600",
+    b'"tool_call_incomplete"',
+    b'"argumentFragments"',
+    b'"thinking_delta"',
+    b'"thinking_signature"',
+    b'"redacted_thinking"',
+    b'"refusal_delta"',
+    b'"status"',
+    b'"retryAfter"',
+    b'"length"',
+    b'"refusal"',
+    b'"cacheReadTokens"',
+    b'"reasoning_tokens"',
+    b'"providerStopReason"',
+    b'"{\\"a\\": 1.0}"',
     b"[" * 300,
     b"]" * 300,
     b"9" * 4301,
@@ -343,13 +418,54 @@ def _mutate(data: bytes, corpus: list[bytes], rng: random.Random) -> bytes:
     return bytes(out)
 
 
+SEED_V2: dict[str, object] = {
+    "schemaVersion": 2,
+    "responses": [
+        {
+            "records": [
+                {"type": "response_start", "responseId": "r", "role": "assistant"}
+                | {"model": "m", "usage": {"inputTokens": 9, "outputTokens": 0}, "delay": 1},
+                {"type": "thinking_delta", "text": "a", "delay": 0.5},
+                {"type": "thinking_signature", "signature": "s"},
+                {"type": "redacted_thinking", "data": "d"},
+                {"type": "text_delta", "text": "t", "delay": 3600},
+                {"type": "tool_call", "id": "c", "name": "f", "arguments": {"a": 1.5}}
+                | {"argumentFragments": ['{"a"', ": 1.5}"], "signature": "g"},
+                {"type": "tool_call_incomplete", "id": "d", "name": "f"}
+                | {"argumentFragments": ['{"a']},
+                {"type": "response_end", "responseId": "r", "stopReason": "length"}
+                | {"providerStopReason": "max_tokens", "delay": 0}
+                | {"usage": {"inputTokens": 9, "cacheReadTokens": 9, "outputTokens": 4}},
+            ]
+        },
+        {
+            "records": [
+                {"type": "response_start", "responseId": "q", "role": "assistant"},
+                {"type": "refusal_delta", "text": "no"},
+                {"type": "response_end", "responseId": "q", "stopReason": "refusal"}
+                | {"usage": {"input_tokens": 1, "output_tokens": 1, "reasoning_tokens": 1}},
+            ]
+        },
+        {
+            "records": [
+                {"type": "transport_error", "message": "slow down", "code": "rate_limited"}
+                | {"status": 429, "retryAfter": 1.5, "delay": 2},
+            ]
+        },
+    ],
+}
+"""A version-2 fixture with every record type and field, for the corpus."""
+
+
 def seed_corpus() -> list[bytes]:
-    """The bundled fixture and a few variants of it, as bytes."""
+    """The bundled fixture and a few variants of it, and a version-2 fixture, as bytes."""
     raw = BUNDLED.read_bytes()
     data = json.loads(raw)
     seeds = [raw, json.dumps(data).encode(), json.dumps(data, indent=1).encode()]
     for responses in ([data["responses"][0]], [data["responses"][1]], []):
         seeds.append(json.dumps({"schemaVersion": 1, "responses": responses}).encode())
+    seeds += [json.dumps(SEED_V2).encode(), json.dumps(SEED_V2, indent=1).encode()]
+    seeds.append(json.dumps({**data, "schemaVersion": 2}).encode())
     return seeds
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
+import json
 import socket
 from collections.abc import AsyncGenerator
 from typing import Any, NoReturn
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course import (
@@ -133,7 +134,7 @@ def test_an_index_that_is_no_int_is_a_type_error(index: object) -> None:
         faults.variants(load_fixture(ROUNDTRIP_PATH), response_index=index)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("bad", [None, [], {"schemaVersion": 2, "responses": []}])
+@pytest.mark.parametrize("bad", [None, [], {"schemaVersion": 3, "responses": []}])
 def test_an_invalid_fixture_is_the_adapters_error(bad: object) -> None:
     with pytest.raises(FixtureProviderError) as caught:
         faults.variants(bad)
@@ -251,3 +252,58 @@ def test_every_variant_of_a_scripted_fixture_fails_only_where_it_says(
     assert len(found) == expected_count
     check_variants(fixture, found)
     assert fixture == pristine
+
+
+def _version_1_list(fixture: dict[str, Any]) -> list[tuple[str, int, Code, dict[str, Any]]]:
+    """The version-1 table as ``variants`` gave it before version 2: the reference."""
+    outcomes = run(replayed(fixture))
+    made: list[tuple[str, int, Code, dict[str, Any]]] = []
+    for index, (response, (_, outcome)) in enumerate(
+        zip(fixture["responses"], outcomes, strict=True)
+    ):
+        if not isinstance(outcome, dict):
+            continue
+        records = response["records"]
+        last = len(records) - 1
+        end = {**records[last], "responseId": records[last]["responseId"] + "-mismatch"}
+        injected = {
+            "type": "transport_error",
+            "message": "injected transport error",
+            "code": "injected",
+        }
+        rows = [
+            *[
+                (f"cut-after-{k}", records[:k], Code.PROVIDER_MISSING_TERMINAL)
+                for k in range(1, last + 1)
+            ],
+            *[
+                (
+                    f"transport-error-at-{k}",
+                    [*records[:k], injected, *records[k + 1 :]],
+                    Code.PROVIDER_TRANSPORT_ERROR,
+                )
+                for k in range(1, last + 1)
+            ],
+            ("duplicate-end", [*records, records[last]], Code.PROVIDER_DUPLICATE_TERMINAL),
+            ("no-start", records[1:], Code.PROVIDER_MISSING_START),
+            ("end-mismatch", [*records[:last], end], Code.PROVIDER_RESPONSE_MISMATCH),
+        ]
+        for kind, varied, code in rows:
+            whole = copy.deepcopy(fixture)
+            whole["responses"][index] = {"records": copy.deepcopy(varied)}
+            made.append((f"r{index}-{kind}", index, code, whole))
+    return made
+
+
+@settings(max_examples=30)
+@given(_fixtures())
+def test_a_version_1_fixture_gives_exactly_the_version_1_list(fixture: dict[str, Any]) -> None:
+    found = list(faults.variants(fixture))
+    expected = _version_1_list(fixture)
+    assert [(f.name, f.response_index, f.expected_code) for f in found] == [
+        (name, index, code) for name, index, code, _ in expected
+    ]
+    for fault, (_, _, _, whole) in zip(found, expected, strict=True):
+        assert fault.expected_stop_reason is None
+        assert json.dumps(fault.fixture) == json.dumps(whole)  # key order included
+        assert fault == faults.Fault(fault.name, fault.response_index, whole, fault.expected_code)

@@ -16,7 +16,8 @@ import pytest
 
 from course import FixtureProviderError
 
-from .helpers import ROUNDTRIP_PATH, end, fixture, start, text
+from .helpers import ROUNDTRIP_PATH, end, fixture, start, text, tool
+from .oracle import Failed
 
 FUZZ_PATH = Path(__file__).resolve().parent.parent / "fuzz" / "fuzz_fixture.py"
 
@@ -54,6 +55,14 @@ def test_the_hypothesis_entry_point_runs_structured_inputs(tmp_path: Path) -> No
     for size in (0, 16, 512, 4096):
         target(bytes(range(256)) * (size // 256) + bytes(size % 256))
     assert state.executions >= 1
+
+
+def _v2(records: list[object]) -> dict[str, object]:
+    return {"schemaVersion": 2, "responses": [{"records": records}]}
+
+
+def _fragments(fragments: list[str]) -> dict[str, object]:
+    return {**tool("c", "f", n=1), "argumentFragments": fragments}
 
 
 HOSTILE_TEXTS: dict[str, tuple[bytes, str]] = {
@@ -96,6 +105,34 @@ HOSTILE_TEXTS: dict[str, tuple[bytes, str]] = {
     "not a fixture": (b"[1, 2, 3]", ADAPTER),
     "wrong schema version": (b'{"schemaVersion": 1.0, "responses": []}', ADAPTER),
     "trailing data": (b'{"schemaVersion": 1, "responses": []} []', LOADER),
+    # Schema version 2.
+    "version 2, every record type": (json.dumps(fuzz_fixture.SEED_V2).encode(), STREAMED),
+    "version 2, an hour's delay per record": (
+        json.dumps(_v2([{**start(), "delay": 3600}, {**text("a"), "delay": 3600}, end()])).encode(),
+        STREAMED,
+    ),
+    "version 2, delay NaN": (
+        json.dumps(_v2([{**start(), "delay": 0}, end()])).replace("0}", "NaN}", 1).encode(),
+        LOADER,
+    ),
+    "version 2, delay 1e400": (
+        json.dumps(_v2([{**start(), "delay": 0}, end()])).replace("0}", "1e400}", 1).encode(),
+        LOADER,
+    ),
+    "version 2, a version-2 record in version 1": (
+        json.dumps(fixture([start(), {"type": "thinking_delta", "text": "t"}, end()])).encode(),
+        STREAMED,
+    ),
+    "version 3": (b'{"schemaVersion": 3, "responses": []}', ADAPTER),
+    "version 2.0": (b'{"schemaVersion": 2.0, "responses": []}', ADAPTER),
+    "version 2, fragments of 4301 digits": (
+        json.dumps(_v2([start(), _fragments(['{"n": ' + "9" * 4301 + "}"]), end()])).encode(),
+        STREAMED,
+    ),
+    "version 2, fragments 100000 deep": (
+        json.dumps(_v2([start(), _fragments(["[" * 100_000]), end()])).encode(),
+        STREAMED,
+    ),
 }
 
 
@@ -112,7 +149,7 @@ def test_a_disagreement_is_a_finding_and_its_input_is_saved(
     monkeypatch.setattr(
         fuzz_fixture,
         "_predicted",
-        lambda data: [("PROVIDER_MISSING_TERMINAL", "None")] * 10,
+        lambda data: [Failed("PROVIDER_MISSING_TERMINAL", None, [])] * 10,
     )
     with pytest.raises(fuzz_fixture.Finding):
         fuzz_fixture.fuzz(iterations=200, seed=0, crash_dir=tmp_path, log=lambda m: None)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import copy
 import decimal
 import enum
 import fractions
@@ -43,11 +44,13 @@ from course import (
 from course._json import MAX_DEPTH
 
 from .helpers import Outcome, collect, end, fixture, run, start, stream_one, text, tool
-from .oracle import predict_response
-from .strategies import MAX_TOKENS, valid_fixtures, valid_records
+from .oracle import Failed, predict_response
+from .strategies import MAX_TOKENS, valid_fixtures, valid_fixtures_v2, valid_records, zero_delays
+from .virtual_clock import run_virtual
 
 Code = FixtureProviderErrorCode
 EXAMPLES = settings().max_examples
+REQUEST = CourseModelRequest("req-1")
 
 # -- recorders -----------------------------------------------------------------------------
 
@@ -936,3 +939,355 @@ def test_a_hostile_request_or_signal_is_a_type_error_never_its_own_exception(
     with pytest.raises(TypeError):
         adapter.stream(request_, signal)  # type: ignore[arg-type]
     assert (adapter.call_count, adapter.pending) == (0, 1)
+
+
+# == schema version 2 ==========================================================================
+# The same promises for the records and fields version 2 adds: a hostile value on any new
+# field is ``PROVIDER_INVALID_FIXTURE`` where it sits, and none of its methods runs; weird
+# but plain numbers are judged by exact type and range; huge and deep fragments end in a
+# documented error or a response, never a stray exception or a recursion.
+
+USAGE_V2: dict[str, object] = {
+    "inputTokens": 10,
+    "cache_read_tokens": 4,
+    "cacheWriteTokens": 2,
+    "outputTokens": 5,
+    "reasoningTokens": 3,
+}
+RECORDS_V2: list[dict[str, object]] = [
+    {"type": "response_start", "responseId": "r-1", "role": "assistant", "model": "m"}
+    | {"usage": dict(USAGE_V2), "delay": 0},
+    {"type": "thinking_delta", "text": "a", "delay": 0.0},
+    {"type": "thinking_signature", "signature": "sig", "delay": 0},
+    {"type": "redacted_thinking", "data": "opaque", "delay": 0},
+    {"type": "refusal_delta", "text": "no", "delay": 0},
+    {
+        "type": "tool_call",
+        "id": "call-1",
+        "name": "add",
+        "arguments": {"left": 1},
+        "argumentFragments": ['{"left"', ": 1}"],
+        "signature": "sig",
+        "delay": 0,
+    },
+    {
+        "type": "tool_call_incomplete",
+        "id": "call-2",
+        "name": "add",
+        "argumentFragments": ['{"le', ""],
+        "delay": 0,
+    },
+    {
+        "type": "transport_error",
+        "message": "slow down",
+        "code": "rate_limit_exceeded",
+        "status": 429,
+        "retryAfter": 1.5,
+        "delay": 0,
+    },
+]
+"""A version-2 response with every new record type and field; it fails on purpose at
+its last record (a transport error), after every chunk."""
+
+NEW_FIELDS: list[tuple[int, tuple[str | int, ...]]] = [
+    (0, ("model",)),
+    (0, ("usage",)),
+    (0, ("usage", "cache_read_tokens")),
+    (0, ("usage", "reasoningTokens")),
+    (0, ("delay",)),
+    (1, ("delay",)),
+    (2, ("signature",)),
+    (3, ("data",)),
+    (4, ("text",)),
+    (5, ("argumentFragments",)),
+    (5, ("argumentFragments", 1)),
+    (5, ("signature",)),
+    (6, ("argumentFragments",)),
+    (6, ("argumentFragments", 0)),
+    (7, ("status",)),
+    (7, ("retryAfter",)),
+    (7, ("delay",)),
+]
+HOSTILE_ON_NEW_FIELDS: dict[str, Callable[[object], object]] = {
+    # name: what to put in place of a value (given that value)
+    "dict subclass": lambda v: _RECORDING[dict](v if type(v) is dict else {"k": v}),
+    "list subclass": lambda v: _RECORDING[list](v if type(v) is list else [v]),
+    "str subclass": lambda v: _RECORDING[str](v if type(v) is str else "x"),
+    "int subclass": lambda v: _RECORDING[int](v if type(v) is int else 1),
+    "float subclass": lambda v: _RECORDING[float](v if type(v) is float else 0.5),
+    "object": lambda v: _RECORDING[object](),
+    "metaclass": lambda v: object.__new__(_BY_META),
+    "IntEnum member": lambda v: Colour.RED,
+    "Decimal": lambda v: decimal.Decimal("0.5"),
+    "NaN": lambda v: math.nan,
+    "infinity": lambda v: math.inf,
+    "int of 4301 digits": lambda v: 10**4300,
+}
+
+
+def _records_v2() -> list[object]:
+    return json.loads(json.dumps(RECORDS_V2))  # type: ignore[no-any-return]
+
+
+def _fixture_v2(records: object) -> dict[str, object]:
+    return {"schemaVersion": 2, "responses": [{"records": records}]}
+
+
+def _put(records: list[object], index: int, where: tuple[str | int, ...], value: object) -> None:
+    holder: Any = records[index]
+    for part in where[:-1]:
+        holder = holder[part]
+    holder[where[-1]] = value
+
+
+def test_the_version_2_response_streams_every_chunk_then_its_transport_error() -> None:
+    outcome = stream_one(_fixture_v2(_records_v2()))
+    assert outcome.error is not None and outcome.result_error is outcome.error
+    assert outcome.error.code is Code.PROVIDER_TRANSPORT_ERROR
+    assert outcome.error.transport_status == 429 and outcome.error.transport_retry_after == 1.5
+    kinds = [chunk.to_dict()["type"] for chunk in outcome.chunks]
+    assert (
+        kinds
+        == [
+            "thinkingDelta",
+            "thinkingSignature",
+            "redactedThinking",
+            "refusalDelta",
+            "toolCall",
+            "incompleteToolCall",
+        ][: len(kinds)]
+    )
+
+
+@pytest.mark.parametrize("via", ["array", "source"])
+@pytest.mark.parametrize("hostile", sorted(HOSTILE_ON_NEW_FIELDS))
+@pytest.mark.parametrize(("index", "where"), NEW_FIELDS, ids=str)
+def test_a_hostile_value_on_a_new_field_is_invalid_fixture_where_it_sits_never_called(
+    index: int, where: tuple[str | int, ...], hostile: str, via: str
+) -> None:
+    records = _records_v2()
+    holder: Any = records[index]
+    for part in where:
+        holder = holder[part]
+    _put(records, index, where, HOSTILE_ON_NEW_FIELDS[hostile](holder))
+    path = _pointer(("responses", 0, "records", index, *where))
+    if via == "array":
+        got = _construct_armed(_fixture_v2(records))
+        assert Recorder.calls == []
+        assert isinstance(got, FixtureProviderError)
+        assert (got.code, got.path) == (Code.PROVIDER_INVALID_FIXTURE, path)
+        return
+    closed: list[bool] = []
+    adapter = FixtureProviderAdapter(_fixture_v2(_uncopied(records, closed)))
+    Recorder.arm()
+    try:
+        outcome = run(collect(adapter.stream(CourseModelRequest("req"))))
+    finally:
+        Recorder.armed = False
+    assert Recorder.calls == []
+    error = outcome.error
+    assert error is not None and outcome.result_error is error
+    assert (error.code, error.record_index, error.path) == (
+        Code.PROVIDER_INVALID_FIXTURE,
+        index,
+        path,
+    )
+    before = predict_response(_records_v2()[:index], "req", 2).chunks
+    assert [chunk.to_dict() for chunk in outcome.chunks] == before
+    assert closed == [True]
+
+
+_V2_NON_EMPTY = valid_fixtures_v2(zero_delays).filter(lambda f: bool(f["responses"]))
+
+
+@st.composite
+def _hostile_fixtures_v2(draw: st.DrawFn) -> tuple[object, str]:
+    """A valid version-2 fixture with one hostile value or key placed anywhere."""
+    data: object = draw(_V2_NON_EMPTY)
+    if draw(st.booleans()):
+        make = HOSTILE_VALUES[draw(st.sampled_from(sorted(HOSTILE_VALUES)))]
+        places = list(_places(data))
+        if draw(st.booleans()):  # a record's own fields as often as the rest
+            places = [place for place in places if len(place[2]) == 5]
+        container, key, path = draw(st.sampled_from(places))
+        container[key] = make()  # type: ignore[index]
+        return data, _pointer(path)
+    make = HOSTILE_KEYS[draw(st.sampled_from(sorted(HOSTILE_KEYS)))]
+    dicts = list(_dicts(data))
+    target, path = dicts[draw(st.integers(0, len(dicts) - 1))]
+    target[make()] = 1
+    return data, _pointer(path)
+
+
+@settings(max_examples=EXAMPLES)
+@given(_hostile_fixtures_v2())
+def test_a_hostile_value_anywhere_in_a_v2_fixture_is_invalid_fixture_never_called(
+    placed: tuple[object, str],
+) -> None:
+    data, path = placed
+    got = _construct_armed(data)
+    assert Recorder.calls == []
+    assert isinstance(got, FixtureProviderError)
+    assert (got.code, got.path) == (Code.PROVIDER_INVALID_FIXTURE, path)
+
+
+# -- weird but plain numbers on the new fields ---------------------------------------------
+
+WEIRD_NUMBERS: list[object] = [
+    True,
+    False,
+    -0.0,
+    0,
+    5e-324,
+    -5e-324,
+    1e-320,
+    0.1 + 0.2,
+    399,
+    400,
+    599,
+    600,
+    3600,
+    3600.0,
+    math.nextafter(3600, math.inf),
+    86400,
+    math.nextafter(86400, math.inf),
+    2**53 - 1,
+    2**53,
+    2**63,
+    10**400,
+    -(10**400),
+    1e308,
+    -1e308,
+]
+NUMBER_FIELDS: list[tuple[int, tuple[str | int, ...]]] = [
+    (0, ("delay",)),
+    (0, ("usage", "cache_read_tokens")),
+    (0, ("usage", "reasoningTokens")),
+    (7, ("status",)),
+    (7, ("retryAfter",)),
+]
+
+
+@pytest.mark.parametrize("number", WEIRD_NUMBERS, ids=repr)
+@pytest.mark.parametrize(("index", "where"), NUMBER_FIELDS, ids=str)
+def test_weird_numbers_on_the_new_fields_are_judged_by_exact_type_and_range(
+    index: int, where: tuple[str | int, ...], number: object
+) -> None:
+    records = _records_v2()
+    _put(records, index, where, number)
+    prediction = predict_response(copy.deepcopy(records), "req-1", 2)
+    outcome = run_virtual(collect(FixtureProviderAdapter(_fixture_v2(records)).stream(REQUEST)))
+    assert outcome.error is not None and isinstance(prediction, Failed)
+    assert (outcome.error.code.value, outcome.error.record_index) == (
+        prediction.code,
+        prediction.record_index,
+    )
+    assert outcome.error.path in {"/responses/0/records" + p for p in prediction.paths}
+    if prediction.code == "PROVIDER_TRANSPORT_ERROR":
+        assert outcome.error.transport_status == records[7]["status"]  # type: ignore[index]
+        assert outcome.error.transport_retry_after == float(records[7]["retryAfter"])  # type: ignore[index]
+    assert len(str(outcome.error)) < 1_000, "the message quotes a huge number whole"
+
+
+# -- huge and deep fragments ----------------------------------------------------------------
+
+
+def _call(arguments: object, fragments: object) -> list[object]:
+    return [
+        start(),
+        {"type": "tool_call", "id": "c", "name": "f", "arguments": arguments}
+        | {"argumentFragments": fragments},
+        end(stop_reason="tool_call"),
+    ]
+
+
+def _nest(levels: int) -> tuple[object, str]:
+    """``levels`` nested lists (the outermost inside an object) and their JSON text."""
+    value: object = []
+    for _ in range(levels - 1):
+        value = [value]
+    return {"x": value}, '{"x": ' + "[" * levels + "]" * levels + "}"
+
+
+# The arguments sit at level 6 (root, responses, response, records, record, arguments):
+# ``{"x": <k lists>}`` reaches 6 + k, so k = 250 is the deepest value arguments can hold.
+DEEPEST = MAX_DEPTH - ARGUMENTS_DEPTH
+
+
+FRAGMENT_CASES: dict[str, tuple[list[object], str | None]] = {
+    # name: (records, the expected code or None for a response)
+    "100000 empty fragments for {}": (_call({}, [""] * 100_000), None),
+    "one fragment per character": (
+        _call({"k": "v" * 1000}, list(json.dumps({"k": "v" * 1000}))),
+        None,
+    ),
+    "a 5 MB string": (_call({"k": "x" * 5_000_000}, ['{"k": "' + "x" * 5_000_000 + '"}']), None),
+    "nested as deep as arguments may be": (_call(_nest(DEEPEST)[0], [_nest(DEEPEST)[1]]), None),
+    "nested one deeper than arguments may be": (
+        _call(_nest(DEEPEST)[0], [_nest(DEEPEST + 1)[1]]),
+        "PROVIDER_MALFORMED_EVENT",
+    ),
+    "100000 levels": (_call({}, ["[" * 100_000 + "]" * 100_000]), "PROVIDER_MALFORMED_EVENT"),
+    "100000 open brackets": (_call({}, ["[" * 100_000]), "PROVIDER_MALFORMED_EVENT"),
+    "an int of 4300 digits": (_call({"n": 10**4300 - 1}, ['{"n": ' + "9" * 4300 + "}"]), None),
+    "an int of 4301 digits": (
+        _call({"n": 1}, ['{"n": ' + "9" * 4301 + "}"]),
+        "PROVIDER_MALFORMED_EVENT",
+    ),
+    "1e400": (_call({"n": 1.0}, ['{"n": 1e400}']), "PROVIDER_MALFORMED_EVENT"),
+    "1e-400 is 0.0": (_call({"n": 0.0}, ['{"n": 1e-400}']), None),
+    "NaN": (_call({"n": 1.0}, ['{"n": NaN}']), "PROVIDER_MALFORMED_EVENT"),
+    "a duplicate key": (_call({"n": 1}, ['{"n": 1, "n": 1}']), "PROVIDER_MALFORMED_EVENT"),
+    "a BOM": (_call({}, ["\ufeff{}"]), "PROVIDER_MALFORMED_EVENT"),
+    "whitespace only": (_call({}, [" \n"]), "PROVIDER_MALFORMED_EVENT"),
+    "whitespace around": (_call({}, [" \n{", "} \t"]), None),
+    "trailing data": (_call({}, ["{}", "{}"]), "PROVIDER_MALFORMED_EVENT"),
+    "a surrogate pair of escapes is one character": (
+        _call({"s": "\U00010000"}, ['{"s": "\\ud800', '\\udc00"}']),
+        None,
+    ),
+    "a lone surrogate escape": (_call({"s": "\ud800"}, ['{"s": "\\ud800"}']), None),
+    "int against float": (_call({"n": 1}, ['{"n": 1.0}']), "PROVIDER_MALFORMED_EVENT"),
+    "true against 1": (_call({"n": 1}, ['{"n": true}']), "PROVIDER_MALFORMED_EVENT"),
+    "-0 is 0": (_call({"n": 0}, ['{"n": -0}']), None),
+    "-0.0 equals 0.0": (_call({"n": 0.0}, ['{"n": -0.0}']), None),
+    "1E0 is the float 1.0": (_call({"n": 1.0}, ['{"n": 1E0}']), None),
+    "keys in another order": (_call({"a": 1, "b": 2}, ['{"b": 2, "a": 1}']), None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FRAGMENT_CASES))
+def test_huge_deep_and_odd_fragments_end_in_a_documented_outcome(name: str) -> None:
+    records, expected = FRAGMENT_CASES[name]
+    prediction = predict_response(records, "req-1", 2)
+    assert (prediction.code if isinstance(prediction, Failed) else None) == expected
+    outcome = stream_one(_fixture_v2(records))
+    if expected is None:
+        assert outcome.response is not None, outcome.error
+        return
+    assert outcome.error is not None and outcome.error.code.value == expected
+    assert outcome.error.path == "/responses/0/records/1/argumentFragments"
+    assert len(str(outcome.error)) < 1_000
+
+
+@pytest.mark.parametrize("count", [0, 1, 100_000])
+def test_an_incomplete_call_joins_any_number_of_fragments(count: int) -> None:
+    fragments = ["ab"] * count
+    records: list[object] = [
+        start(),
+        {"type": "tool_call_incomplete", "id": "c", "name": "f", "argumentFragments": fragments},
+        end(stop_reason="length"),
+    ]
+    outcome = stream_one(_fixture_v2(records))
+    assert outcome.response is not None, outcome.error
+    (chunk,) = outcome.chunks
+    assert chunk.to_dict()["argumentsText"] == "ab" * count
+
+
+def test_a_raw_lone_surrogate_in_fragments_is_a_response_or_a_malformed_event() -> None:
+    # A file cannot hold one (load_fixture reads UTF-8), but a fixture built in code can;
+    # the SPEC reads fragments "as load_fixture reads JSON", which leaves this open.
+    outcome = stream_one(_fixture_v2(_call({"s": "\ud800"}, ['{"s": "\ud800"}'])))
+    if outcome.error is not None:
+        assert outcome.error.code is Code.PROVIDER_MALFORMED_EVENT
+        assert outcome.error.path == "/responses/0/records/1/argumentFragments"

@@ -626,7 +626,7 @@ def test_unmarked_server(course_server: object) -> None:
         ("course('roundtrip.json', stict=False)", "*got unknown keyword(s): stict"),
         ("course('missing.json')", "*PROVIDER_INVALID_FIXTURE: *missing.json*"),
         ("course('bad.json')", "*PROVIDER_INVALID_FIXTURE*bad.json*"),
-        ("course({'schemaVersion': 2, 'responses': []})", "*PROVIDER_INVALID_FIXTURE*"),
+        ("course({'schemaVersion': 3, 'responses': []})", "*PROVIDER_INVALID_FIXTURE*"),
         ("course([])", "*the marker's fixture: PROVIDER_INVALID_FIXTURE*"),
     ],
 )

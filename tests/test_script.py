@@ -516,10 +516,12 @@ def _expected(responses: list[script.Response]) -> list[tuple[list[object], obje
                     else Code.PROVIDER_MISSING_TERMINAL
                 )
         if outcome is None:
+            usage = scripted.usage
+            assert type(usage) is tuple
             outcome = (
                 scripted.response_id or f"response-{number:03d}",
                 "toolCall" if seen else "stop",
-                {"inputTokens": scripted.usage[0], "outputTokens": scripted.usage[1]},
+                {"inputTokens": usage[0], "outputTokens": usage[1]},
             )
         outcomes.append((chunks, outcome))
     return outcomes
@@ -549,6 +551,59 @@ def test_every_script_replays_as_its_items_say(responses: list[script.Response])
     fixture = script.fixture(*responses)
     assert json.loads(json.dumps(fixture)) == fixture  # plain JSON
     assert _observed(fixture) == _expected(responses)
+
+
+def _version_1_writer(responses: list[script.Response]) -> dict[str, object]:
+    """The writer ``script.fixture`` was before version 2, kept as the reference."""
+    calls_by_name: dict[str, int] = {}
+    written: list[object] = []
+    for number, scripted in enumerate(responses, start=1):
+        response_id = scripted.response_id or f"response-{number:03d}"
+        records: list[object] = [
+            {"type": "response_start", "responseId": response_id, "role": "assistant"}
+        ]
+        calls = 0
+        ended = True
+        for item in scripted.items:
+            if type(item) is str:
+                records.append({"type": "text_delta", "text": item})
+            elif type(item) is script.Call:
+                calls += 1
+                position = calls_by_name.get(item.name, 0) + 1
+                calls_by_name[item.name] = position
+                call_id = item.id or f"call-{item.name}-{position:03d}"
+                arguments = copy.deepcopy(item.arguments)
+                records.append(
+                    {"type": "tool_call", "id": call_id, "name": item.name, "arguments": arguments}
+                )
+            elif type(item) is script.Failure:
+                record: dict[str, object] = {"type": "transport_error", "message": item.message}
+                if item.code is not None:
+                    record["code"] = item.code
+                records.append(record)
+                ended = False
+            else:
+                ended = False
+        if ended:
+            usage = scripted.usage
+            assert type(usage) is tuple
+            records.append(
+                {
+                    "type": "response_end",
+                    "responseId": response_id,
+                    "stopReason": "tool_call" if calls else "stop",
+                    "usage": {"inputTokens": usage[0], "outputTokens": usage[1]},
+                }
+            )
+        written.append({"records": records})
+    return {"schemaVersion": 1, "responses": written}
+
+
+@given(st.lists(_responses(), max_size=4))
+def test_every_version_1_script_is_the_bytes_it_was_before_version_2(
+    responses: list[script.Response],
+) -> None:
+    assert json.dumps(script.fixture(*responses)) == json.dumps(_version_1_writer(responses))
 
 
 def test_public_names() -> None:

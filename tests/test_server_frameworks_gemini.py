@@ -97,11 +97,10 @@ def assert_sent_back_signed(server: FixtureServer) -> None:
 def test_google_genai(course_server: FixtureServer) -> None:
     genai = importorskip("google.genai", "google-genai")
     types = genai.types
-    client = genai.Client(
-        api_key="test", http_options=types.HttpOptions(base_url=course_server.url)
-    )
+    options = types.HttpOptions(base_url=course_server.url)
     config = types.GenerateContentConfig(tools=[add])  # automatic function calling
-    response = client.models.generate_content(model=MODEL, contents=QUESTION, config=config)
+    with genai.Client(api_key="test", http_options=options) as client:
+        response = client.models.generate_content(model=MODEL, contents=QUESTION, config=config)
     assert response.text == ANSWER
     assert response.usage_metadata.candidates_token_count == 6
     assert_sent_back_signed(course_server)
@@ -120,13 +119,14 @@ async def test_pydantic_ai_google_model(course_server: FixtureServer, mode: str)
 
     provider = GoogleProvider(api_key="test", base_url=course_server.url)
     agent = pydantic_ai.Agent(GoogleModel(MODEL, provider=provider), tools=[add])
-    if mode == "run":
-        result = await agent.run(QUESTION)
-        output, usage = result.output, result.usage
-    else:
-        async with agent.run_stream(QUESTION) as run:
-            output = await run.get_output()
-        usage = run.usage
+    async with provider:  # closes the HTTP client it made
+        if mode == "run":
+            result = await agent.run(QUESTION)
+            output, usage = result.output, result.usage
+        else:
+            async with agent.run_stream(QUESTION) as run:
+                output = await run.get_output()
+            usage = run.usage
     assert output == ANSWER
     assert (usage.requests, usage.tool_calls) == (2, 1)
     assert (usage.input_tokens, usage.output_tokens) == (12 + 30, 8 + 6)

@@ -14,6 +14,8 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any, cast
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from course import (
     CourseIncompleteToolCallBlock,
@@ -786,3 +788,91 @@ def test_every_version_two_code_is_reached_with_chunks_delivered_before_it() -> 
             outcome = outcome_of(records, mode)
             assert outcome.error is not None and outcome.error.code is code
             assert outcome.chunks[:2] == delivered
+
+
+# -- boundaries, generated -------------------------------------------------------------------
+
+
+def judged(records: Records) -> FixtureProviderError | CourseModelResponse:
+    """The response's outcome, judged with no event loop and no wait at all."""
+    data = {"schemaVersion": 2, "responses": [{"records": records}]}
+    stream = FixtureProviderAdapter(data).stream(CourseModelRequest("q"))._without_delays()
+    coroutine = stream.result()
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return cast(CourseModelResponse, done.value)
+    except FixtureProviderError as failure:
+        return failure
+    raise AssertionError("a replay without delays waited")
+
+
+_NUMBERS = st.one_of(
+    st.integers(-3, 90_000),
+    st.floats(-1.0, 90_000.0, allow_nan=False),
+    st.sampled_from([0, 0.0, -0.0, 3600, 3600.0, 86400, 86400.0, 399, 400, 599, 600]),
+    st.sampled_from([3600 + 1e-9, 86400.000001, 5e-324, True, False, "1", None]),
+)
+
+
+@settings(max_examples=60)
+@given(delay=_NUMBERS, status=_NUMBERS, retry_after=_NUMBERS)
+def test_numbers_are_judged_by_exact_type_and_range(
+    delay: object, status: object, retry_after: object
+) -> None:
+    def number(value: object, top: float) -> bool:
+        return type(value) in (int, float) and 0 <= value <= top  # type: ignore[operator]
+
+    record = {**error(status=status, retryAfter=retry_after), "delay": delay}
+    outcome = judged([start(), record])
+    assert isinstance(outcome, FixtureProviderError)
+    good_status = type(status) is int and 400 <= status <= 599
+    if not good_status:
+        assert (outcome.code, outcome.path) == (
+            Code.PROVIDER_MALFORMED_EVENT,
+            "/responses/0/records/1/status",
+        )
+    elif not number(retry_after, 86400):
+        assert outcome.path == "/responses/0/records/1/retryAfter"
+    elif not number(delay, 3600):
+        assert outcome.path == "/responses/0/records/1/delay"
+    else:
+        assert outcome.code is Code.PROVIDER_TRANSPORT_ERROR
+        assert outcome.transport_status == status
+        assert outcome.transport_retry_after == float(retry_after)  # type: ignore[arg-type]
+
+
+_COUNTS = st.one_of(st.none(), st.integers(0, 12), st.sampled_from([2**53 - 1, 2**53]))
+
+
+_DETAILS = st.tuples(_COUNTS, _COUNTS, _COUNTS)
+
+
+@settings(max_examples=60)
+@given(inputs=st.integers(0, 12), outputs=st.integers(0, 12), details=_DETAILS, snake=st.booleans())
+def test_usage_details_are_accepted_exactly_when_their_totals_include_them(
+    inputs: int, outputs: int, details: tuple[int | None, int | None, int | None], snake: bool
+) -> None:
+    names = ("cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
+    if not snake:
+        names = ("cacheReadTokens", "cacheWriteTokens", "reasoningTokens")
+    usage: dict[str, object] = {"inputTokens": inputs, "outputTokens": outputs}
+    usage.update({n: c for n, c in zip(names, details, strict=True) if c is not None})
+    outcome = judged([start(), end(usage=usage)])
+    read, write, reasoning = details
+    in_range = all(count is None or count <= 2**53 - 1 for count in details)
+    included = (read or 0) + (write or 0) <= inputs and (reasoning or 0) <= outputs
+    if in_range and included:
+        assert isinstance(outcome, CourseModelResponse)
+        assert outcome.usage == CourseModelUsage(
+            inputs,
+            outputs,
+            cache_read_tokens=read,
+            cache_write_tokens=write,
+            reasoning_tokens=reasoning,
+        )
+    else:
+        assert isinstance(outcome, FixtureProviderError)
+        assert outcome.code is Code.PROVIDER_MALFORMED_EVENT
+        assert outcome.path is not None
+        assert outcome.path.startswith("/responses/0/records/1/usage")

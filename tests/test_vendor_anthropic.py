@@ -218,13 +218,57 @@ def test_auto_detects_a_stream_that_opens_with_message_start() -> None:
     assert recording.format == "anthropic"
 
 
-@pytest.mark.parametrize("first", [PING, error_event()], ids=["ping", "error"])
-def test_auto_refuses_a_stream_that_opens_with_ping_or_error(first: Event) -> None:
-    error = refused(stream(first, *text_stream("Hi")), format="auto")
+def test_auto_refuses_a_stream_that_opens_with_an_error() -> None:
+    error = refused(stream(error_event(), *text_stream("Hi")), format="auto")
     assert (error.code, error.event_index, error.line, error.column) == (
         Code.RECORDING_UNKNOWN_FORMAT,
         0,
         2,
+        1,
+    )
+
+
+def test_auto_reads_past_leading_pings_to_the_message_start() -> None:
+    recording = import_recording(stream(PING, PING, *text_stream("Hi")))
+    assert recording.format == "anthropic"
+    assert recording.ignored == {"ping": 2}
+    assert [record["type"] for record in records_of(recording)][:2] == [
+        "response_start",
+        "text_delta",
+    ]
+
+
+def test_the_repository_s_own_recording_that_opens_with_a_ping_is_detected() -> None:
+    # tests/recordings/anthropic/stop_sequence.sse: a comment, a ping, then the start.
+    data = (RECORDINGS / "anthropic" / "stop_sequence.sse").read_bytes()
+    assert import_recording(data) == import_recording(data, format="anthropic")
+
+
+@pytest.mark.parametrize(
+    ("events", "index", "line"),
+    [([PING], 0, 2), ([PING, PING], 0, 2), ([PING, error_event()], 1, 5)],
+    ids=["only-a-ping", "only-pings", "ping-then-error"],
+)
+def test_auto_refuses_pings_that_no_start_follows(
+    events: list[Event], index: int, line: int
+) -> None:
+    error = refused(stream(*events), format="auto")
+    assert (error.code, error.event_index, error.line, error.column) == (
+        Code.RECORDING_UNKNOWN_FORMAT,
+        index,
+        line,
+        1,
+    )
+
+
+def test_auto_refuses_a_ping_before_another_format_s_start() -> None:
+    chat = 'data: {"id": "c1", "object": "chat.completion.chunk", "choices": []}\n\n'
+    error = refused(stream(PING) + chat, format="auto")
+    # The ping is anthropic's, the chunk openai-chat's: no format allows both.
+    assert (error.code, error.event_index, error.line, error.column) == (
+        Code.RECORDING_UNKNOWN_FORMAT,
+        1,
+        4,
         1,
     )
 
@@ -1157,3 +1201,179 @@ def test_mixed_line_endings_give_the_same_fixture(text: str, endings: list[str])
     again = import_recording(mixed + lines[-1], format="anthropic")
     assert thaw(again.response) == thaw(expected.response)
     assert (again.truncated, dict(again.ignored)) == (expected.truncated, dict(expected.ignored))
+
+
+# -- a refusal of a tool call's arguments names the call ---------------------------------------
+
+
+def test_a_refusal_of_arguments_names_the_call_by_block_index_id_and_name() -> None:
+    error = refused(stream(*tool_stream('{"city": ')))
+    assert error.code is Code.RECORDING_MALFORMED_EVENT
+    assert f"tool call 0 (id '{TOOL_ID}', name 'get_weather')" in error.message
+
+
+# -- a non-streamed answer: the message ----------------------------------------------------
+
+
+def whole(*content: Event, stop_reason: object = "end_turn", **extra: object) -> Event:
+    body: Event = {
+        "id": MESSAGE_ID,
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5-20250929",
+        "content": list(content),
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 25, "output_tokens": 15},
+    }
+    body.update(extra)
+    return body
+
+
+def text_of(text: str) -> Event:
+    return {"type": "text", "text": text, "citations": None}
+
+
+def tool_use(call_id: str = TOOL_ID, **input_: object) -> Event:
+    return {"type": "tool_use", "id": call_id, "name": "get_weather", "input": input_}
+
+
+def body(value: object) -> str:
+    return json.dumps(value, indent=2)
+
+
+def spot_in(text: str, needle: str) -> tuple[int, int]:
+    """The line and column of ``needle``'s ``|`` (the needle occurs once)."""
+    before, _, after = needle.partition("|")
+    assert text.count(before + after) == 1, needle
+    offset = text.index(before + after) + len(before)
+    return text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset)
+
+
+@pytest.mark.parametrize("format", ["auto", "anthropic"])
+def test_a_message_gives_its_blocks_in_order_as_its_stream_would(format: str) -> None:
+    thinking: Event = {"type": "thinking", "thinking": "Hmm", "signature": "sig"}
+    value = whole(
+        thinking,
+        text_of("Let me "),
+        text_of("check."),
+        tool_use(city="Paris"),
+        stop_reason="tool_use",
+    )
+    recording = import_recording(body(value), format=format)
+    assert (recording.format, recording.truncated) == ("anthropic", False)
+    assert records_of(recording) == [
+        start_record(),
+        text_record("Let me "),
+        text_record("check."),
+        tool_record({"city": "Paris"}),
+        end_record("tool_call"),
+    ]
+    assert recording.ignored == {"content:thinking": 1}
+
+
+def test_a_message_s_stop_sequence_is_a_stop_and_empty_text_no_record() -> None:
+    value = whole(text_of(""), text_of("1, 2"), stop_reason="stop_sequence")
+    assert records_of(import_recording(body(value))) == [
+        start_record(),
+        text_record("1, 2"),
+        end_record("stop"),
+    ]
+
+
+def test_a_message_cut_short_drops_only_a_last_tool_use() -> None:
+    value = whole(
+        tool_use("toolu_a", q=1), text_of("and"), tool_use("toolu_b"), stop_reason="max_tokens"
+    )
+    assert records_of(import_recording(body(value))) == [
+        start_record(),
+        tool_record({"q": 1}, "toolu_a"),
+        text_record("and"),
+        {
+            "type": "transport_error",
+            "message": "The provider stopped the response: max_tokens",
+            "code": "max_tokens",
+        },
+    ]
+
+
+def test_an_error_body_with_the_format_named() -> None:
+    text = body({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+    assert records_of(import_recording(text, format="anthropic")) == [
+        {"type": "transport_error", "message": "Overloaded", "code": "overloaded_error"}
+    ]
+    assert refused(text, format="auto").code is Code.RECORDING_UNKNOWN_FORMAT
+
+
+@pytest.mark.parametrize(
+    ("value", "code", "needle"),
+    [
+        ({**whole(), "id": ""}, Code.RECORDING_MALFORMED_EVENT, '"id": |""'),
+        ({**whole(), "content": {}}, Code.RECORDING_MALFORMED_EVENT, '"content": |{}'),
+        (whole(stop_reason=None), Code.RECORDING_MALFORMED_EVENT, '"stop_reason": |null'),
+        ({**whole(), "usage": {"input_tokens": 1}}, Code.RECORDING_MALFORMED_EVENT, '"usage": |{'),
+        (
+            {**whole(), "usage": {"input_tokens": -1, "output_tokens": 1}},
+            Code.RECORDING_MALFORMED_EVENT,
+            '"input_tokens": |-1',
+        ),
+        (whole({"type": 1}), Code.RECORDING_MALFORMED_EVENT, '"type": |1'),
+        (whole({"type": "text"}), Code.RECORDING_MALFORMED_EVENT, '|{\n      "type": "text"'),
+        (
+            whole({"type": "tool_use", "id": "t", "name": "", "input": {}}),
+            Code.RECORDING_MALFORMED_EVENT,
+            '"name": |""',
+        ),
+        (
+            whole({"type": "tool_use", "id": "t", "name": "f", "input": "{}"}),
+            Code.RECORDING_MALFORMED_EVENT,
+            '"input": |"{}"',
+        ),
+        (whole(tool_use()), Code.RECORDING_STOP_REASON_MISMATCH, '"stop_reason": |"end_turn"'),
+        (
+            whole(text_of("x"), stop_reason="tool_use"),
+            Code.RECORDING_STOP_REASON_MISMATCH,
+            '"stop_reason": |"tool_use"',
+        ),
+    ],
+    ids=[
+        "empty-id",
+        "content-not-a-list",
+        "no-stop-reason",
+        "no-output-tokens",
+        "negative-tokens",
+        "block-type-not-a-string",
+        "text-block-without-text",
+        "empty-tool-name",
+        "input-not-an-object",
+        "end-turn-after-a-tool-use",
+        "tool-use-without-one",
+    ],
+)
+def test_a_message_is_refused_where_its_fault_lies(value: Event, code: Code, needle: str) -> None:
+    text = body(value)
+    error = refused(text, format="auto")
+    assert (error.code, error.event_index, (error.line, error.column)) == (
+        code,
+        0,
+        spot_in(text, needle),
+    ), str(error)
+
+
+def test_a_message_s_tool_input_nested_deeper_than_a_fixture_allows_is_malformed() -> None:
+    deep: object = {}
+    for _ in range(251):
+        deep = {"a": deep}
+    text = body(
+        whole({"type": "tool_use", "id": "t", "name": "f", "input": deep}, stop_reason="tool_use")
+    )
+    error = refused(text)
+    assert error.code is Code.RECORDING_MALFORMED_EVENT
+    assert "tool call 0 (id 't', name 'f')" in error.message
+
+
+def test_a_message_does_not_fit_the_other_formats() -> None:
+    text = body(whole(text_of("Hi")))
+    for other in ("openai-chat", "openai-responses"):
+        error = refused(text, format=other)
+        assert (error.code, error.line, error.column) == (Code.RECORDING_UNKNOWN_FORMAT, 1, 1)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+from collections.abc import Iterator
 from typing import Any, Final
 
 import pytest
@@ -30,13 +31,20 @@ _CLIENTS: list[genai.Client] = []
 
 
 def client(url: str, version: str | None = None) -> genai.Client:
-    """A client kept alive for the session (a dropped ``genai.Client`` closes its HTTP
-    client, even under a call still made through its ``models``)."""
+    """A client kept alive for the test (a dropped ``genai.Client`` closes its HTTP
+    client, even under a call still made through its ``models``), closed after it."""
     made = genai.Client(
         api_key="test", http_options=types.HttpOptions(base_url=url, api_version=version)
     )
     _CLIENTS.append(made)
     return made
+
+
+@pytest.fixture(autouse=True)
+def close_clients() -> Iterator[None]:
+    yield
+    while _CLIENTS:
+        _CLIENTS.pop().close()
 
 
 @pytest.mark.parametrize("version", [None, "v1beta", "v1alpha"])

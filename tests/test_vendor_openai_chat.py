@@ -926,6 +926,9 @@ _EXPECTED_RECORDS = {
     "gateway_reasoning.sse": ["response_start", "text_delta", "text_delta", "response_end"],
     "provider_error.sse": ["response_start", "text_delta", "transport_error"],
     "error_before_start.sse": ["transport_error"],
+    "azure.sse": ["response_start", *["text_delta"] * 3, "response_end"],
+    "azure_async_filter.sse": ["response_start", "text_delta", "text_delta", "response_end"],
+    "azure_async_blocked.sse": ["response_start", "text_delta", "text_delta", "transport_error"],
 }
 
 
@@ -965,6 +968,8 @@ _SUCCESSES = [
     "no_usage.sse",
     "gateway_repeated_finish.sse",
     "gateway_reasoning.sse",
+    "azure.sse",
+    "azure_async_filter.sse",
 ]
 
 
@@ -1055,3 +1060,448 @@ def test_the_sdk_accepts_a_cut_stream_that_the_fixture_reports_as_cut() -> None:
     assert final.choices[0].finish_reason is None
     assert final.choices[0].message.content == "Once upon a"
     assert final.choices[0].message.tool_calls[0].function.arguments == '{"st'
+
+
+# -- Azure OpenAI's content-filter chunks --------------------------------------------------------
+
+_VERDICT = {"hate": {"filtered": False, "severity": "safe"}}
+PROMPT_FILTER = (
+    "data: "
+    + json.dumps(
+        {
+            "choices": [],
+            "created": 0,
+            "id": "",
+            "model": "",
+            "object": "",
+            "prompt_filter_results": [{"prompt_index": 0, "content_filter_results": _VERDICT}],
+        },
+        separators=(",", ":"),
+    )
+    + "\n\n"
+)
+
+
+def annotation(finish: str | None = None, **choice: Any) -> str:
+    """An annotation chunk of Azure's asynchronous filter: no delta, empty ids."""
+    body = {
+        "choices": [
+            {
+                "content_filter_offsets": {
+                    "check_offset": 44,
+                    "start_offset": 44,
+                    "end_offset": 98,
+                },
+                "content_filter_results": _VERDICT,
+                "finish_reason": finish,
+                "index": 0,
+                **choice,
+            }
+        ],
+        "created": 0,
+        "id": "",
+        "model": "",
+        "object": "",
+    }
+    return "data: " + json.dumps(body, separators=(",", ":")) + "\n\n"
+
+
+@pytest.mark.parametrize("format", ["auto", "openai-chat"])
+def test_a_prompt_filter_chunk_before_the_first_chunk_is_ignored_and_counted(format: str) -> None:
+    result = import_recording(PROMPT_FILTER + stream(chunk({"content": "Hi"})), format=format)
+    assert result.format == "openai-chat"
+    assert records_of(result) == [START, text("Hi"), end("stop")]
+    assert result.ignored == {"prompt_filter_results": 1}
+
+
+def test_the_older_prompt_annotations_name_is_a_prompt_filter_chunk_too() -> None:
+    older = PROMPT_FILTER.replace("prompt_filter_results", "prompt_annotations")
+    assert records(older + stream()) == [START, end("stop")]
+
+
+def test_a_prompt_filter_chunk_alone_tells_no_format_but_fits_openai_chat() -> None:
+    assert_refused(PROMPT_FILTER, Code.RECORDING_UNKNOWN_FORMAT, 0, (1, 1))
+    result = import_recording(PROMPT_FILTER, format="openai-chat")
+    assert (records_of(result), result.truncated) == ([], True)
+
+
+def test_annotations_after_the_first_chunk_are_ignored_and_their_ids_not_compared() -> None:
+    text_ = stream(chunk({"content": "Hi"}), annotation(), chunk({"content": "!"}), annotation())
+    result = import_recording(PROMPT_FILTER + text_ + "")
+    assert records_of(result) == [START, text("Hi"), text("!"), end("stop")]
+    assert result.ignored == {"prompt_filter_results": 1, "content_filter_results": 2}
+
+
+def test_an_annotation_with_an_empty_delta_is_an_annotation() -> None:
+    assert records(stream(annotation(delta={}))) == [START, end("stop")]
+
+
+def test_an_annotation_that_stops_the_answer_ends_it_with_its_finish_reason() -> None:
+    # Azure's asynchronous filter blocks an answer in an annotation; [DONE] follows at once.
+    text_ = OPEN + chunk({"content": "Hi"}) + annotation("content_filter") + DONE
+    assert records(text_) == [
+        START,
+        text("Hi"),
+        {
+            "type": "transport_error",
+            "message": "The provider stopped the response: content_filter",
+            "code": "content_filter",
+        },
+    ]
+
+
+def test_an_annotation_whose_finish_reason_differs_from_the_stream_s_is_out_of_order() -> None:
+    text_ = OPEN + chunk({}, "stop") + annotation("content_filter") + USAGE + DONE
+    assert_refused(text_, Code.RECORDING_OUT_OF_ORDER, 2, (5, 1))
+
+
+def test_a_chunk_without_object_that_carries_content_is_an_unknown_event() -> None:
+    text_ = OPEN + annotation(delta={"content": "Hi"}) + DONE
+    assert_refused(text_, Code.RECORDING_UNKNOWN_EVENT, 1, spot(text_, 3, '"object":'))
+
+
+def test_an_annotation_after_done_is_out_of_order() -> None:
+    assert_refused(stream() + annotation(), Code.RECORDING_OUT_OF_ORDER, 4, (9, 1))
+
+
+@pytest.mark.parametrize(
+    ("choices", "where"),
+    [('"no"', '"choices":'), ('["no"]', '"choices":['), ('[{"delta":"no"}]', '"delta":')],
+    ids=["choices", "choice", "delta"],
+)
+def test_a_malformed_annotation_is_malformed_where_its_fault_lies(choices: str, where: str) -> None:
+    bad = 'data: {"id":"","object":"","choices":' + choices + "}\n\n"
+    assert_refused(OPEN + bad + DONE, Code.RECORDING_MALFORMED_EVENT, 1, spot(OPEN + bad, 3, where))
+
+
+# -- cut streams -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        'data: {"id":"chatcmpl-A',
+        "data: {",
+        "data: ",
+        "data: [DO",
+        'data: {"a": tr',
+        'data: {"a":"\\u00',
+    ],
+)
+def test_a_stream_cut_inside_its_last_line_is_cut_not_invalid_json(tail: str) -> None:
+    result = import_recording(OPEN + chunk({"content": "Hi"}) + tail)
+    assert result.truncated is True
+    assert records_of(result) == [START, text("Hi")]
+
+
+@pytest.mark.parametrize(
+    ("tail", "column"),
+    [
+        ('data: {"id"\n', 12),  # the line ended: the data is whole, and not JSON
+        ('data: {"a": 1}}', 15),  # no JSON text starts so
+        ('data: {"a": NaN', 13),
+        ("data: [DONE]x", 8),
+    ],
+)
+def test_bad_final_data_that_no_cut_explains_is_invalid_json(tail: str, column: int) -> None:
+    assert_refused(OPEN + tail, Code.RECORDING_INVALID_JSON, 1, (3, column))
+
+
+def test_a_cut_first_event_leaves_no_event_to_read() -> None:
+    for format in ("auto", "openai-chat"):
+        error = refused('data: {"id":"chatcmpl-A', format=format)
+        assert (error.code, error.line) == (Code.RECORDING_UNREADABLE, None)
+        assert "cut inside its first event" in error.message
+
+
+# -- a refusal of a tool call's arguments names the call ------------------------------------------
+
+
+def test_a_refusal_of_arguments_names_the_call_by_index_id_and_name() -> None:
+    text_ = stream(
+        fragment(0, "call_ok", "f", arguments="{}"),
+        fragment(1, "call_bad", "get_weather", arguments='{"city": '),
+        finish="tool_calls",
+    )
+    error = refused(text_)
+    assert error.message.startswith(
+        "The arguments of tool call 1 (id 'call_bad', name 'get_weather') are not strict JSON"
+    )
+
+
+# -- a non-streamed answer: chat.completion --------------------------------------------------------
+
+
+def completion(
+    message: dict[str, Any] | None = None, finish: Any = "stop", **top: Any
+) -> dict[str, Any]:
+    """A ``chat.completion`` body as OpenAI writes it."""
+    body: dict[str, Any] = {
+        "id": ID,
+        "object": "chat.completion",
+        "created": 1723024761,
+        "model": "gpt-4o-2024-08-06",
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "refusal": None,
+                    **(message or {}),
+                },
+                "logprobs": None,
+                "finish_reason": finish,
+            }
+        ],
+        "usage": USAGE_BODY,
+        "service_tier": "default",
+    }
+    body.update(top)
+    return body
+
+
+def call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def body_text(value: object) -> str:
+    return json.dumps(value, indent=2)
+
+
+def at(text_: str, needle: str, nth: int = 0) -> tuple[int, int]:
+    """The line and column of the ``nth`` ``needle`` in ``text_``: of its ``|`` if it
+    has one (which the text has not), else of its start."""
+    before, _, _ = needle.partition("|")
+    offset = -1
+    for _ in range(nth + 1):
+        offset = text_.index(needle.replace("|", ""), offset + 1)
+    offset += len(before) if "|" in needle else 0
+    line = text_.count("\n", 0, offset) + 1
+    return line, offset - (text_.rfind("\n", 0, offset) + 1) + 1
+
+
+@pytest.mark.parametrize("format", ["auto", "openai-chat"])
+def test_a_chat_completion_gives_what_its_stream_would(format: str) -> None:
+    body = completion(
+        {
+            "content": "Let me look.",
+            "tool_calls": [call("call_1", "f", '{"a":1}'), call("call_2", "g", "")],
+        },
+        "tool_calls",
+    )
+    result = import_recording(body_text(body), format=format)
+    assert (result.format, result.truncated, dict(result.ignored)) == ("openai-chat", False, {})
+    assert records_of(result) == [
+        START,
+        text("Let me look."),
+        tool("call_1", "f", {"a": 1}),
+        tool("call_2", "g", {}),
+        end("tool_call"),
+    ]
+
+
+def test_a_chat_completion_with_text_and_no_content() -> None:
+    assert records(body_text(completion({"content": "Hi"}))) == [START, text("Hi"), end("stop")]
+    assert records(body_text(completion({"content": ""}))) == [START, end("stop")]
+    assert records(body_text(completion())) == [START, end("stop")]
+
+
+def test_a_forced_tool_choice_reports_stop_with_calls_and_is_a_tool_call() -> None:
+    body = completion({"tool_calls": [call("call_1", "f", "{}")]}, "stop")
+    assert records(body_text(body))[-1] == end("tool_call")
+
+
+@pytest.mark.parametrize("finish", ["length", "content_filter"])
+def test_a_chat_completion_that_is_no_success_is_a_transport_error_without_calls(
+    finish: str,
+) -> None:
+    body = completion({"content": "Once", "tool_calls": [call("call_1", "f", '{"a":')]}, finish)
+    assert records(body_text(body)) == [
+        START,
+        text("Once"),
+        {
+            "type": "transport_error",
+            "message": f"The provider stopped the response: {finish}",
+            "code": finish,
+        },
+    ]
+
+
+def test_a_refused_chat_completion_gives_its_content_then_the_refusal() -> None:
+    body = completion({"content": "Well", "refusal": "I can't."})
+    assert records(body_text(body)) == [
+        START,
+        text("Well"),
+        {"type": "transport_error", "message": "I can't.", "code": "refusal"},
+    ]
+
+
+def test_a_chat_completion_without_usage_takes_the_fallback_or_is_refused() -> None:
+    body = body_text(completion({"content": "Hi"}, usage=None))
+    assert records(body, usage=(1, 2))[-1]["usage"] == {"inputTokens": 1, "outputTokens": 2}
+    assert_refused(body, Code.RECORDING_MISSING_USAGE, 0, (1, 1))
+    padded = "\n  " + body
+    assert_refused(padded, Code.RECORDING_MISSING_USAGE, 0, (2, 3))
+
+
+def test_a_chat_completion_error_body_with_the_format_named() -> None:
+    body = body_text({"error": {"message": "Rate limit", "type": "requests", "code": "rate_limit"}})
+    assert records(body, format="openai-chat") == [
+        {"type": "transport_error", "message": "Rate limit", "code": "rate_limit"}
+    ]
+    assert_refused(body, Code.RECORDING_UNKNOWN_FORMAT, 0, (1, 1))
+
+
+@pytest.mark.parametrize(
+    ("mutate", "code", "needle"),
+    [
+        (lambda b: b.pop("id"), Code.RECORDING_MALFORMED_EVENT, "{"),
+        (lambda b: b.update(id=""), Code.RECORDING_MALFORMED_EVENT, '""'),
+        (lambda b: b.update(choices={}), Code.RECORDING_MALFORMED_EVENT, "{}"),
+        (lambda b: b.update(choices=[]), Code.RECORDING_MALFORMED_EVENT, "[]"),
+        (
+            lambda b: b["choices"][0].update(finish_reason=None),
+            Code.RECORDING_MALFORMED_EVENT,
+            'null,\n      "x',
+        ),
+        (lambda b: b["choices"][0].update(message=[]), Code.RECORDING_MALFORMED_EVENT, "[]"),
+        (
+            lambda b: b["choices"][0]["message"].update(content=5),
+            Code.RECORDING_MALFORMED_EVENT,
+            '"content": |5',
+        ),
+        (
+            lambda b: b["choices"][0]["message"].update(tool_calls=[{"id": "c"}]),
+            Code.RECORDING_MALFORMED_EVENT,
+            '{\n            "id"',
+        ),
+        (lambda b: b["choices"][0].update(index=1), Code.RECORDING_UNSUPPORTED, '"index": |1'),
+        (
+            lambda b: b["choices"].append(b["choices"][0]),
+            Code.RECORDING_UNSUPPORTED,
+            '{\n      "index": 0',
+        ),
+        (
+            lambda b: b["choices"][0]["message"].update(
+                function_call={"name": "f", "arguments": "{}"}
+            ),
+            Code.RECORDING_UNSUPPORTED,
+            '{\n          "name"',
+        ),
+        (
+            lambda b: b["choices"][0].update(finish_reason="function_call"),
+            Code.RECORDING_UNSUPPORTED,
+            '"function_call"',
+        ),
+        (
+            lambda b: b["choices"][0]["message"].update(
+                tool_calls=[{"id": "c", "type": "custom", "custom": {"name": "f", "input": "x"}}]
+            ),
+            Code.RECORDING_UNSUPPORTED,
+            '"custom"',
+        ),
+        (
+            lambda b: b["choices"][0].update(finish_reason="tool_calls"),
+            Code.RECORDING_STOP_REASON_MISMATCH,
+            '"tool_calls"',
+        ),
+        (
+            lambda b: b["choices"][0]["message"].update(tool_calls=[call("c", "f", "[1]")]),
+            Code.RECORDING_MALFORMED_EVENT,
+            '"[1]"',
+        ),
+    ],
+    ids=[
+        "no-id",
+        "empty-id",
+        "choices-not-a-list",
+        "no-choice",
+        "null-finish",
+        "message-not-an-object",
+        "content-not-a-string",
+        "call-without-function",
+        "index-1",
+        "second-choice",
+        "legacy-function-call",
+        "legacy-finish",
+        "custom-tool-call",
+        "tool-calls-finish-without-calls",
+        "arguments-not-an-object",
+    ],
+)
+def test_a_chat_completion_is_refused_where_its_fault_lies(
+    mutate: Any, code: RecordingErrorCode, needle: str
+) -> None:
+    body = completion({"content": "Hi"})
+    body["choices"][0]["x"] = 0  # a key after finish_reason, to locate a null there
+    mutate(body)
+    text_ = body_text(body)
+    nth = 1 if needle.startswith('{\n      "index"') else 0
+    assert_refused(text_, code, 0, at(text_, needle, nth))
+
+
+def test_in_a_chat_completion_malformed_wins_over_unsupported() -> None:
+    body = completion({"content": "Hi"})
+    second = json.loads(json.dumps(body["choices"][0]))
+    second["message"] = "no"
+    body["choices"].append(second)
+    text_ = body_text(body)
+    assert_refused(text_, Code.RECORDING_MALFORMED_EVENT, 0, at(text_, '"no"'))
+
+
+def test_a_refusal_of_a_chat_completion_s_arguments_names_the_call() -> None:
+    body = completion({"tool_calls": [call("call_1", "f", "{}"), call("call_2", "lookup", "{")]})
+    text_ = body_text(body)
+    error = assert_refused(text_, Code.RECORDING_MALFORMED_EVENT, 0, at(text_, '"{"'))
+    assert "tool call 1 (id 'call_2', name 'lookup')" in error.message
+
+
+def test_a_cut_chat_completion_is_invalid_json_at_its_end() -> None:
+    whole = body_text(completion({"content": "Hi"}))
+    text_ = whole[: whole.index('"usage"')]
+    lines = text_.split("\n")
+    assert_refused(text_, Code.RECORDING_INVALID_JSON, 0, (len(lines), len(lines[-1]) + 1))
+
+
+def test_a_chat_completion_does_not_fit_the_other_formats() -> None:
+    text_ = body_text(completion({"content": "Hi"}))
+    for other in ("anthropic", "openai-responses"):
+        assert_refused(text_, Code.RECORDING_UNKNOWN_FORMAT, 0, (1, 1), format=other)
+
+
+def test_reasoning_beside_a_chat_completion_s_message_is_counted() -> None:
+    result = import_recording(body_text(completion({"content": "Hi", "reasoning_content": "Hmm"})))
+    assert result.ignored == {"message.reasoning_content": 1}
+
+
+def test_azure_s_filter_chunks_are_counted_and_a_blocked_answer_is_no_success() -> None:
+    assert _import_file(FOLDER / "azure_async_filter.sse").ignored == {
+        "prompt_filter_results": 1,
+        "content_filter_results": 2,
+    }
+    path = FOLDER / "azure_async_blocked.sse"
+    error = _replay_error(path)
+    assert (error.code, error.transport_code) == (
+        FixtureProviderErrorCode.PROVIDER_TRANSPORT_ERROR,
+        "content_filter",
+    )
+    # The SDK's accumulator hands the blocked text over as a completion with no finish.
+    final = _sdk_final(path.read_bytes())
+    assert (final.choices[0].message.content, final.choices[0].finish_reason) == (
+        "The blocked word",
+        None,
+    )
+
+
+def test_a_custom_tool_call_fragment_is_unsupported() -> None:
+    custom = {"index": 0, "id": "call_1", "type": "custom", "custom": {"name": "f", "input": ""}}
+    text_ = OPEN + chunk({"tool_calls": [custom]}) + chunk({}, "tool_calls") + USAGE + DONE
+    assert_refused(text_, Code.RECORDING_UNSUPPORTED, 1, spot(text_, 3, '"type":'))
+
+
+def test_a_whole_tool_call_without_arguments_has_empty_arguments() -> None:
+    # OpenRouter leaves `arguments` out of a call that takes none.
+    bare = {"id": "call_1", "type": "function", "function": {"name": "f"}}
+    body = completion({"tool_calls": [bare]}, "tool_calls")
+    assert records(body_text(body))[1] == tool("call_1", "f", {})

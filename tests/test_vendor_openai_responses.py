@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
+import openai
 import pytest
 
 from course import (
@@ -1453,3 +1454,320 @@ def test_every_recording_imports_the_same_with_other_line_endings(name: str, end
     expected = import_recording(text, format=FORMAT, usage=usage_given)
     again = import_recording(_with_line_ending(text, ending), format=FORMAT, usage=usage_given)
     assert again == expected
+
+
+# -- items that ask the client to act ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        {"id": "cu_1", "type": "computer_call", "call_id": "c", "action": {"type": "click"}},
+        {"id": "lsh_1", "type": "local_shell_call", "call_id": "c", "action": {"type": "exec"}},
+        {"id": "sh_1", "type": "shell_call", "call_id": "c", "action": {"commands": []}},
+        {"id": "ap_1", "type": "apply_patch_call", "call_id": "c", "operation": {}},
+        {"id": "mcpr_1", "type": "mcp_approval_request", "name": "f", "server_label": "s"},
+        {"id": "ts_1", "type": "tool_search_call", "execution": "client", "arguments": {}},
+    ],
+    ids=lambda item: str(item["type"]),
+)
+def test_an_item_that_asks_the_client_to_act_is_unsupported(item: Event) -> None:
+    text = stream(created(), added(item), done(item), completed())
+    error = refused(text)
+    assert (error.code, error.event_index) == (Code.RECORDING_UNSUPPORTED, 1)
+    assert (error.line, error.column) == where(
+        text, 5, f'"type":"{item["type"]}"', f'"{item["type"]}'
+    )
+    assert "asks the client to act" in error.message
+
+
+def test_a_tool_search_the_server_runs_is_ignored_as_other_server_tools() -> None:
+    item = {"id": "ts_1", "type": "tool_search_call", "execution": "server", "arguments": {}}
+    recording = import_recording(stream(created(), added(item), done(item), completed()))
+    assert records_of(recording) == [start_record(), end_record()]
+    assert recording.ignored == {
+        "response.output_item.added:tool_search_call": 1,
+        "response.output_item.done:tool_search_call": 1,
+    }
+
+
+def test_the_repository_s_recorded_shell_call_stream_is_refused_not_a_clean_stop() -> None:
+    text = stream(
+        created(),
+        added({"id": "sh_1", "type": "shell_call", "call_id": "call_1", "action": {}}),
+        {"type": "response.shell_call_command.delta", "command_index": 0, "delta": "ls"},
+        completed(),
+    )
+    assert refused(text).code is Code.RECORDING_UNSUPPORTED
+
+
+# -- the live API's error event: its fields under `error` ------------------------------------
+
+
+def live_error(**error: object) -> Event:
+    return {"type": "error", "sequence_number": 2, "error": error}
+
+
+@pytest.mark.parametrize(
+    ("error", "record"),
+    [
+        (
+            {"type": "invalid_request_error", "code": "context_length_exceeded", "message": "Long"},
+            {"type": "transport_error", "message": "Long", "code": "context_length_exceeded"},
+        ),
+        (
+            {"type": "server_error", "code": None, "message": "Boom", "param": None},
+            {"type": "transport_error", "message": "Boom", "code": "server_error"},
+        ),
+        ({"message": "Boom"}, {"type": "transport_error", "message": "Boom"}),
+    ],
+    ids=["code", "type", "neither"],
+)
+def test_the_live_error_event_is_read_from_its_error_object(error: Event, record: Event) -> None:
+    text = stream(created(), live_error(**error), completed())
+    assert records(text) == [start_record(), record]
+
+
+def test_a_live_error_event_first_needs_its_format_named() -> None:
+    text = stream(live_error(code="server_error", message="Boom"))
+    assert refused(text).code is Code.RECORDING_UNKNOWN_FORMAT
+    assert records(text, format=FORMAT) == [
+        {"type": "transport_error", "message": "Boom", "code": "server_error"}
+    ]
+
+
+def test_a_live_error_event_without_a_message_is_malformed_at_its_error_object() -> None:
+    text = stream(created(), live_error(code="server_error"))
+    error = refused(text)
+    assert (error.code, error.event_index) == (Code.RECORDING_MALFORMED_EVENT, 1)
+    assert (error.line, error.column) == where(text, 5, '"error":{', "{")
+
+
+def test_the_top_level_error_event_is_still_read_when_error_is_no_object() -> None:
+    text = stream(created(), {**error_event("server_error", "Boom"), "error": None})
+    assert records(text)[-1] == {
+        "type": "transport_error",
+        "message": "Boom",
+        "code": "server_error",
+    }
+
+
+# -- a refusal of a tool call's arguments names the call ---------------------------------------
+
+
+def test_a_refusal_of_arguments_names_the_call_by_output_index_id_and_name() -> None:
+    text = stream(created(), *call_events(('{"city": ',)), completed())
+    error = refused(text)
+    assert error.code is Code.RECORDING_MALFORMED_EVENT
+    assert f"tool call 1 (id '{CALL_ID}', name 'get_weather')" in error.message
+
+
+# -- a non-streamed answer: the response object ----------------------------------------------
+
+
+def whole(status: str = "completed", *output: Event, **extra: object) -> Event:
+    body = response_object(status=status)
+    body["output"] = list(output)
+    body["usage"] = usage()
+    body.update(extra)
+    return body
+
+
+def text_item(*texts: str, status: str = "completed") -> Event:
+    parts = [{"type": "output_text", "annotations": [], "text": t} for t in texts]
+    return message_item(status=status, content=parts, role="assistant")
+
+
+def whole_call(
+    call_id: str = CALL_ID, arguments: str = '{"city":"Paris"}', **extra: object
+) -> Event:
+    return {
+        **call_item(CALL_ITEM_ID, call_id, "get_weather", arguments),
+        "status": "completed",
+        **extra,
+    }
+
+
+def body(value: object) -> str:
+    return json.dumps(value, indent=2)
+
+
+def spot_in(text: str, needle: str) -> tuple[int, int]:
+    """The line and column of ``needle``'s ``|`` (the needle occurs once)."""
+    before, _, after = needle.partition("|")
+    assert text.count(before + after) == 1, needle
+    offset = text.index(before + after) + len(before)
+    return text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset)
+
+
+def test_a_response_object_gives_its_items_in_order_as_its_stream_would() -> None:
+    reasoning: Event = {"id": REASONING_ID, "type": "reasoning", "summary": []}
+    value = whole("completed", reasoning, text_item("Let me ", "check."), whole_call())
+    recording = import_recording(body(value))
+    assert (recording.format, recording.truncated) == (FORMAT, False)
+    assert records_of(recording) == [
+        start_record(),
+        {"type": "text_delta", "text": "Let me "},
+        {"type": "text_delta", "text": "check."},
+        tool_record({"city": "Paris"}),
+        end_record("tool_call"),
+    ]
+    assert recording.ignored == {"output:reasoning": 1}
+
+
+def test_a_response_object_s_statuses_read_as_their_terminal_events() -> None:
+    incomplete_body = whole(
+        "incomplete",
+        text_item("Once", status="incomplete"),
+        whole_call(status="incomplete"),
+        incomplete_details={"reason": "max_output_tokens"},
+    )
+    assert records(body(incomplete_body)) == [
+        start_record(),
+        {"type": "text_delta", "text": "Once"},
+        {
+            "type": "transport_error",
+            "message": "The provider stopped the response: max_output_tokens",
+            "code": "max_output_tokens",
+        },
+    ]
+    failed_body = whole("failed", error={"code": "server_error", "message": "Boom"})
+    assert records(body(failed_body))[-1] == {
+        "type": "transport_error",
+        "message": "Boom",
+        "code": "server_error",
+    }
+    refusal = message_item(status="completed", content=[{"type": "refusal", "refusal": "No."}])
+    assert records(body(whole("completed", refusal)))[-1] == {
+        "type": "transport_error",
+        "message": "No.",
+        "code": "refusal",
+    }
+
+
+def test_a_response_object_without_usage_takes_the_fallback_or_is_refused() -> None:
+    text = body(whole("completed", text_item("Hi"), usage=None))
+    assert records(text, usage=(3, 4))[-1] == end_record(tokens=(3, 4))
+    error = refused(text)
+    assert (error.code, error.event_index, error.line, error.column) == (
+        Code.RECORDING_MISSING_USAGE,
+        0,
+        1,
+        1,
+    )
+
+
+def test_an_error_body_with_the_format_named() -> None:
+    text = body(
+        {"error": {"message": "Slow down", "type": "requests", "code": "rate_limit_exceeded"}}
+    )
+    assert records(text, format=FORMAT) == [
+        {"type": "transport_error", "message": "Slow down", "code": "rate_limit_exceeded"}
+    ]
+    assert refused(text).code is Code.RECORDING_UNKNOWN_FORMAT
+
+
+@pytest.mark.parametrize(
+    ("value", "code", "needle"),
+    [
+        (whole("queued"), Code.RECORDING_UNSUPPORTED, '"status": |"queued"'),
+        (whole("cancelled"), Code.RECORDING_UNSUPPORTED, '"status": |"cancelled"'),
+        ({**whole(), "status": None}, Code.RECORDING_MALFORMED_EVENT, '"status": |null'),
+        ({**whole(), "id": ""}, Code.RECORDING_MALFORMED_EVENT, '"id": |""'),
+        ({**whole(), "output": {}}, Code.RECORDING_MALFORMED_EVENT, '"output": |{}'),
+        (whole("completed", {"type": 7}), Code.RECORDING_MALFORMED_EVENT, '"type": |7'),
+        (
+            whole("completed", message_item(content=None)),
+            Code.RECORDING_MALFORMED_EVENT,
+            '"content": |null',
+        ),
+        (
+            whole("completed", text_item("Hi") | {"content": [{"type": "output_text"}]}),
+            Code.RECORDING_MALFORMED_EVENT,
+            '|{\n          "type": "output_text"',
+        ),
+        (
+            whole("completed", whole_call(call_id="")),
+            Code.RECORDING_MALFORMED_EVENT,
+            '"call_id": |""',
+        ),
+        (
+            whole("completed", whole_call(arguments="[1]")),
+            Code.RECORDING_MALFORMED_EVENT,
+            '"arguments": |"[1]"',
+        ),
+        (
+            whole("completed", whole_call(status="in_progress")),
+            Code.RECORDING_MALFORMED_EVENT,
+            '"status": |"in_progress"',
+        ),
+        (whole("incomplete"), Code.RECORDING_MALFORMED_EVENT, '"incomplete_details": |null'),
+        (whole("failed", error=None), Code.RECORDING_MALFORMED_EVENT, '"error": |null'),
+        (
+            whole(
+                "completed",
+                {
+                    "id": "ctc_1",
+                    "type": "custom_tool_call",
+                    "call_id": "c",
+                    "name": "f",
+                    "input": "x",
+                },
+            ),
+            Code.RECORDING_UNSUPPORTED,
+            '"type": |"custom_tool_call"',
+        ),
+        (
+            whole("completed", {"id": "cu_1", "type": "computer_call", "call_id": "c"}),
+            Code.RECORDING_UNSUPPORTED,
+            '"type": |"computer_call"',
+        ),
+        (whole("queued", {"type": 7}), Code.RECORDING_MALFORMED_EVENT, '"type": |7'),
+    ],
+    ids=[
+        "queued",
+        "cancelled",
+        "null-status",
+        "empty-id",
+        "output-not-a-list",
+        "item-type-not-a-string",
+        "message-content-null",
+        "text-part-without-text",
+        "empty-call-id",
+        "arguments-not-an-object",
+        "completed-with-a-call-in-progress",
+        "incomplete-without-details",
+        "failed-without-error",
+        "custom-tool-call",
+        "computer-call",
+        "malformed-beats-unsupported",
+    ],
+)
+def test_a_response_object_is_refused_where_its_fault_lies(
+    value: Event, code: RecordingErrorCode, needle: str
+) -> None:
+    text = body(value)
+    error = refused(text)
+    assert (error.code, error.event_index, (error.line, error.column)) == (
+        code,
+        0,
+        spot_in(text, needle),
+    ), str(error)
+
+
+def test_a_response_object_does_not_fit_the_other_formats() -> None:
+    text = body(whole("completed", text_item("Hi")))
+    for other in ("anthropic", "openai-chat"):
+        error = refused(text, format=other)
+        assert (error.code, error.line, error.column) == (Code.RECORDING_UNKNOWN_FORMAT, 1, 1)
+
+
+def test_the_live_error_event_fails_in_the_sdk_with_the_words_it_gives_here() -> None:
+    body = (RESPONSES / "error_event_live.sse").read_bytes()
+    with pytest.raises(openai.APIError) as caught:  # the SDK reads the nested `error` too
+        sdk_stream(body)
+    assert records_of(import_recording(body))[-1] == {
+        "type": "transport_error",
+        "message": caught.value.message,
+        "code": caught.value.code,
+    }

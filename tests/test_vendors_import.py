@@ -21,6 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from course import FixtureProviderAdapter, thaw
+from course._json_text import JsonSyntaxError, loads
 from course.vendors import (
     Recording,
     RecordingError,
@@ -29,6 +30,7 @@ from course.vendors import (
     import_recording,
     load_recordings,
 )
+from course.vendors._cut import is_cut
 from course.vendors._recording import ARGUMENTS_MAX_DEPTH, Event, Refusal, StreamImporter
 
 Code = RecordingErrorCode
@@ -51,7 +53,7 @@ class ToyImporter(StreamImporter):
         elif kind == "text":
             self.text(self.string(data, "text", ()))
         elif kind == "call":
-            self.tool_call("c1", "f", self.string(data, "args", ()), ("args",))
+            self.tool_call("c1", "f", self.string(data, "args", ()), ("args",), 0)
         elif kind == "end":
             usage = self.obj(data, "usage", (), optional=True)
             counts = None
@@ -63,15 +65,28 @@ class ToyImporter(StreamImporter):
             self.end(False, counts, None)
         elif kind == "error":
             self.provider_error(self.string(data, "message", ()), None)
+        elif kind == "ping":
+            self.ignore("ping")
         else:
             raise self.malformed(f"unknown toy event {kind!r}", ("type",))
+
+    def whole(self, body: dict[str, Any]) -> None:
+        """``{"object": "toy", "id": ..., "text": ..., "usage": [i, o]}``."""
+        self.start(self.identifier(body, "id", ()))
+        self.text(self.string(body, "text", ()))
+        counts = self.array(body, "usage", ())
+        self.end(False, (counts[0], counts[1]), ("usage",))  # type: ignore[arg-type]
 
 
 toy = types.ModuleType("toy")
 toy.FORMAT = "toy"  # type: ignore[attr-defined]
 toy.Importer = ToyImporter  # type: ignore[attr-defined]
 toy.detects = lambda first: first.get("type") == "start"  # type: ignore[attr-defined]
-toy.fits = lambda first: first.get("type") in ("start", "error")  # type: ignore[attr-defined]
+toy.fits = lambda first: first.get("type") in ("start", "error", "ping")  # type: ignore[attr-defined]
+toy.precedes = lambda event: event.get("type") == "ping"  # type: ignore[attr-defined]
+toy.detects_whole = lambda body: body.get("object") == "toy"  # type: ignore[attr-defined]
+toy.fits_whole = lambda body: body.get("object") in ("toy", "toy.error")  # type: ignore[attr-defined]
+toy.read_error_body = lambda body: None  # type: ignore[attr-defined]
 
 
 @pytest.fixture(autouse=True)
@@ -405,7 +420,7 @@ interactions:
 - response:
     body:
       string: !!binary |
-        ZGF0YTogeyJ0eXBlIjogInN0YXJ0In0K
+        ZGF0YTogeyJ0eXBlIjogInN0YXJ0IiwgImlkIjogInJiIn0KCmRhdGE6IHsidHlwZSI6ICJlbmQifQoK
 - response:
     body:
       string: |+
@@ -420,20 +435,30 @@ version: 1
 def test_cassettes_give_one_response_per_stream(tmp_path: Path) -> None:
     path = tmp_path / "cassette.yaml"
     path.write_text(CASSETTE.replace('"text": 7', '"text": "Hi"'))
-    fixture = load_recordings(path)
+    fixture = load_recordings(path, usage=(1, 1))
     responses = cast("list[Any]", fixture["responses"])
-    assert [r["records"][0]["responseId"] for r in responses] == ["r1", "r2"]
+    # The answer of another service is skipped; the base64 body is decoded.
+    assert [r["records"][0]["responseId"] for r in responses] == ["r1", "rb", "r2"]
 
 
 def test_a_failing_stream_in_a_cassette_names_its_interaction(tmp_path: Path) -> None:
     path = tmp_path / "cassette.yml"
     path.write_text(CASSETTE)
     with pytest.raises(RecordingError) as caught:
-        load_recordings(path)
+        load_recordings(path, usage=(1, 1))
     error = caught.value
     assert error.code is Code.RECORDING_MALFORMED_EVENT
     assert error.message.startswith("interaction 3: ")
-    assert (error.source, error.event_index, error.line, error.column) == (str(path), 1, 3, 32)
+    # The position is the cassette's, at the offending value, so an editor jumps there.
+    lines = CASSETTE.splitlines()
+    (line,) = [n for n, text in enumerate(lines, 1) if '"text": 7' in text]
+    column = lines[line - 1].index("7") + 1
+    assert (error.source, error.event_index, error.line, error.column) == (
+        str(path),
+        1,
+        line,
+        column,
+    )
 
 
 @pytest.mark.parametrize(
@@ -534,3 +559,214 @@ def test_a_refusal_the_field_checks_would_not_make_is_still_a_coded_refusal(
     with pytest.raises(Refusal) as caught:
         StreamImporter.refuse(owner, key, kind, ("event",))  # type: ignore[arg-type]
     assert caught.value.code is Code.RECORDING_MALFORMED_EVENT
+
+
+# -- one byte order mark, for bytes and text alike ----------------------------------------
+
+
+def test_exactly_one_byte_order_mark_is_skipped_for_bytes_and_for_text() -> None:
+    text = START + 'data: {"type": "text", "text": "Hi"}\n\n' + END
+    assert import_recording("\ufeff" + text) == import_recording(text)
+    assert import_recording(b"\xef\xbb\xbf" + text.encode()) == import_recording(text)
+    # A second mark is text: it starts the first line, whose field is no longer `data`.
+    twice_text = refused("\ufeff\ufeff" + text)
+    twice_bytes = refused(b"\xef\xbb\xbf\xef\xbb\xbf" + text.encode())
+    assert (twice_text.code, twice_text.event_index, twice_text.line, twice_text.column) == (
+        Code.RECORDING_UNKNOWN_FORMAT,
+        0,
+        3,
+        1,
+    )
+    assert str(twice_bytes) == str(twice_text)
+
+
+def test_the_byte_a_bom_precedes_is_named_at_its_own_offset() -> None:
+    error = refused(b"\xef\xbb\xbfdata: \xfe\n\n")
+    assert error.code is Code.RECORDING_UNREADABLE
+    assert error.message == "The recording is not UTF-8 text (invalid byte 0xfe at byte 9)"
+    assert refused(b"data: \xfe\n\n").message.endswith("(invalid byte 0xfe at byte 6)")
+
+
+# -- paths -------------------------------------------------------------------------------
+
+
+def test_a_bytes_path_is_a_type_error_naming_fsdecode(tmp_path: Path) -> None:
+    (tmp_path / "one.sse").write_text(START + END)
+    with pytest.raises(TypeError, match=r"os\.fsdecode"):
+        load_recordings(os.fsencode(tmp_path / "one.sse"))  # type: ignore[arg-type]
+    with os.scandir(os.fsencode(tmp_path)) as entries:
+        (entry,) = list(entries)
+    with pytest.raises(TypeError, match=r"os\.fsdecode"):
+        load_recordings(entry)  # type: ignore[arg-type]
+    assert load_recordings(os.fsdecode(entry.path))["responses"]
+
+
+# -- settling the format past events that come before a start --------------------------------
+
+
+def test_events_a_format_allows_before_its_start_are_read_past_while_detecting() -> None:
+    ping = 'data: {"type": "ping"}\n\n'
+    recording = import_recording(ping + ping + START + END)
+    assert (recording.format, dict(recording.ignored)) == ("toy", {"ping": 2})
+
+
+def test_only_events_before_a_start_tell_no_format() -> None:
+    ping = 'data: {"type": "ping"}\n\n'
+    error = refused(ping + ping)
+    assert (error.code, error.event_index, error.line, error.column) == (
+        Code.RECORDING_UNKNOWN_FORMAT,
+        0,
+        1,
+        1,
+    )
+    error = refused(ping + 'data: {"type": "text", "text": "x"}\n\n')
+    assert (error.code, error.event_index, error.line) == (Code.RECORDING_UNKNOWN_FORMAT, 1, 3)
+    error = refused(ping + "data: {nope\n\n")  # not JSON, after a ping: not JSON
+    assert (error.code, error.event_index, error.line, error.column) == (
+        Code.RECORDING_INVALID_JSON,
+        1,
+        3,
+        8,
+    )
+
+
+# -- a cut last line -----------------------------------------------------------------------
+
+
+def test_a_stream_cut_inside_its_last_line_keeps_its_records() -> None:
+    recording = import_recording(START + 'data: {"type": "text", "text": "H')
+    assert recording.truncated is True
+    assert records_of(recording) == [
+        {"type": "response_start", "responseId": "r1", "role": "assistant"}
+    ]
+
+
+def test_a_cut_event_after_the_terminal_counts_for_nothing() -> None:
+    recording = import_recording(START + END + 'data: {"type": "te')
+    assert recording.truncated is False
+    assert records_of(recording)[-1]["type"] == "response_end"
+
+
+def test_a_last_line_with_its_line_end_is_invalid_json_not_cut() -> None:
+    for tail in ('data: {"type": "te\n', 'data: {"type": "te\r', 'data: {"type": "te\n\n'):
+        error = refused(START + tail)
+        assert (error.code, error.event_index, error.line) == (Code.RECORDING_INVALID_JSON, 1, 3)
+
+
+def test_a_recording_cut_inside_its_first_event_holds_no_event() -> None:
+    error = refused('data: {"type": "sta', format="toy")
+    assert (error.code, error.event_index, error.line) == (Code.RECORDING_UNREADABLE, None, None)
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@given(_JSON, st.data())
+def test_every_proper_prefix_of_json_text_is_cut(value: object, data: st.DataObject) -> None:
+    text = json.dumps(value, indent=data.draw(st.sampled_from([None, 1])), ensure_ascii=False)
+    prefix = text[: data.draw(st.integers(0, len(text) - 1))]
+    if prefix.strip() and _is_json(prefix):
+        return  # a number cut after a digit is a number
+    assert is_cut(prefix)
+
+
+@given(_JSON, st.sampled_from(["x", "}", "]", ",", " 1", "NaN"]))
+def test_whole_json_text_with_more_after_it_is_not_cut(value: object, more: str) -> None:
+    text = json.dumps(value)
+    if not _is_json(text + more):
+        assert not is_cut(text + more)
+
+
+@pytest.mark.parametrize(
+    "data",
+    ['{"a": Na', '{"a": 1e400', '{"a": 1, "a"', '{"a" 1', "{,", '{"a": "x\ny', "01", '"\\q'],
+)
+def test_data_no_json_text_starts_with_is_not_cut(data: str) -> None:
+    assert not is_cut(data)
+
+
+def _is_json(text: str) -> bool:
+    try:
+        loads(text)
+    except JsonSyntaxError:
+        return False
+    return True
+
+
+# -- a non-streamed body -------------------------------------------------------------------
+
+TOY_BODY = '{"object": "toy", "id": "w1", "text": "Hi", "usage": [1, 2]}'
+
+
+def test_a_json_body_is_imported_whole() -> None:
+    for text in (TOY_BODY, "\n  \t" + TOY_BODY + "\n", "\ufeff" + TOY_BODY):
+        recording = import_recording(text)
+        assert (recording.format, recording.truncated) == ("toy", False)
+        assert [r["type"] for r in records_of(recording)] == [
+            "response_start",
+            "text_delta",
+            "response_end",
+        ]
+
+
+def test_a_body_is_json_when_its_first_character_opens_an_object_or_array() -> None:
+    error = refused("  [1, 2]")
+    assert (error.code, error.event_index, error.line, error.column) == (
+        Code.RECORDING_UNKNOWN_FORMAT,
+        0,
+        1,
+        3,
+    )
+    # Anything else is an event stream: here, one without events.
+    assert refused('"object": "toy"').code is Code.RECORDING_UNREADABLE
+
+
+def test_a_json_body_that_is_not_strict_json_is_invalid_json_where_the_reader_stops() -> None:
+    error = refused('{\n  "object": "toy",\n  "id": NaN}')
+    assert (error.code, error.event_index, error.line, error.column) == (
+        Code.RECORDING_INVALID_JSON,
+        0,
+        3,
+        9,
+    )
+    cut = refused(TOY_BODY[:30])  # a cut body is no cut stream: it is invalid JSON
+    assert (cut.code, cut.line) == (Code.RECORDING_INVALID_JSON, 1)
+
+
+def test_a_json_body_no_format_knows_is_an_unknown_format_at_its_start() -> None:
+    for format in ("auto", "toy"):
+        error = refused('\r\n {"object": "chat.completion"}', format=format)
+        assert (error.code, error.event_index, error.line, error.column) == (
+            Code.RECORDING_UNKNOWN_FORMAT,
+            0,
+            2,
+            2,
+        )
+
+
+def test_a_refusal_inside_a_json_body_points_at_the_value_across_line_endings() -> None:
+    for newline in ("\n", "\r\n", "\r"):
+        text = newline.join(
+            ['{"object": "toy",', '  "id": "w1",', '  "text": 5,', '  "usage": [1, 2]}']
+        )
+        error = refused(text)
+        assert (error.code, error.event_index, error.line, error.column) == (
+            Code.RECORDING_MALFORMED_EVENT,
+            0,
+            3,
+            11,
+        )
+
+
+def test_a_fixture_given_as_a_recording_is_named_so() -> None:
+    error = refused('{"schemaVersion": 1, "responses": []}')
+    assert (error.code, error.line, error.column) == (Code.RECORDING_UNKNOWN_FORMAT, 1, 1)
+    assert "is a fixture, not a recorded answer" in error.message

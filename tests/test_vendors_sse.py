@@ -57,8 +57,23 @@ def test_a_final_event_without_its_blank_line_is_dispatched() -> None:
     assert events("data: b\n") == [("", "b")]
 
 
-def test_a_leading_byte_order_mark_is_skipped() -> None:
-    assert events("\ufeffdata: x\n\n") == [("", "x")]
+def test_a_byte_order_mark_is_the_decoder_s_to_skip_not_the_reader_s() -> None:
+    # The importer's decoder strips exactly one, for bytes and str alike; a BOM that
+    # reaches the reader is part of the first line's field name, as WHATWG reads it.
+    assert events("\ufeffdata: x\n\ndata: y\n\n") == [("", "y")]
+
+
+def test_an_event_the_text_ends_inside_is_cut() -> None:
+    def cut(text: str) -> list[bool]:
+        return [event.cut for event in read_events(text)]
+
+    assert cut('data: {"a"') == [True]
+    assert cut('data: {"a": 1}\n\ndata: {"b"') == [False, True]
+    assert cut('event: x\ndata: {"a"') == [True]
+    assert cut('data: {"a"\n') == [False]  # the line has its end
+    assert cut('data: {"a"\n: a comment') == [False]  # the data line has its end
+    assert cut('data: {"a"\r\n') == [False]
+    assert cut('data: {"a": 1}\n\n') == [False]
 
 
 def test_the_event_name_is_the_last_one_given() -> None:

@@ -5,10 +5,12 @@
     course-fixture validate FILE...   stream every response of each fixture; point at failures
     course-fixture replay [FILE]      print each call's chunks and response (bundled fixture
                                       by default; ``python -m course`` alone does this)
-    course-fixture schema             the JSON Schema (draft 2020-12) of fixture version 1
+    course-fixture schema             the JSON Schema (draft 2020-12) of fixture versions 1
+                                      and 2 (``--schema-version N``: one version's)
     course-fixture demo               a small agent loop against the bundled round trip
     course-fixture import RECORDING...  recorded OpenAI or Anthropic streams in, one fixture out
     course-fixture serve FIXTURE      answer the real SDKs over HTTP until Ctrl-C
+    course-fixture record -o FIXTURE  a proxy to the real providers; writes what came back
 
 ``validate``
 and ``replay`` also take recordings (``.sse``, and VCR cassettes ``.yaml``/``.yml``),
@@ -36,7 +38,7 @@ import sys
 from collections.abc import Mapping
 from typing import Final, Protocol
 
-from . import demo, import_recordings, replay, schema, serve, validate
+from . import demo, import_recordings, record, replay, schema, serve, validate
 from ._output import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_NOT_A_FIXTURE, EXIT_OK, Finding
 
 __all__ = [
@@ -71,6 +73,7 @@ COMMANDS: Final[Mapping[str, Command]] = {
     "demo": demo,
     "import": import_recordings,
     "serve": serve,
+    "record": record,
 }
 """Every command, in ``--help`` order. Adding one is one module and one line here."""
 

@@ -9,10 +9,14 @@ file.
 
 Positions are looked up only for the findings that are printed, in the text already
 read (``TextPositions``): loading itself takes the fast path.
+
+A recording is imported first, with the ``--format`` and ``--usage`` every command that
+reads recordings takes (``add_recording_options``).
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,13 +31,21 @@ from .._json import PlainJson
 from .._json_text import TextPositions, item_spans
 from .._loading import parse_fixture_text, place, read_fixture_text
 from .._model import CourseModelChunk, CourseModelRequest, CourseModelResponse
-from .._parser import RECORD_TYPES, USAGE_ALIASES
+from .._parser import (
+    RECORD_TYPES,
+    SCHEMA_VERSIONS,
+    USAGE_ALIASES,
+    USAGE_DETAIL_ALIASES,
+    usage_keys,
+)
 from ._output import Finding, Status
 
 __all__ = [
     "BUNDLED_FIXTURE",
     "Call",
     "Checked",
+    "RecordingOptions",
+    "add_recording_options",
     "bundled_fixture",
     "by_response",
     "check",
@@ -56,6 +68,47 @@ MAX_REFUSED_RESPONSES: Final = 100
 
 _STAND_IN: Final[dict[str, PlainJson]] = {"records": []}
 """A response the adapter's constructor accepts, queued in place of a refused one."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecordingOptions:
+    """How recordings are imported: ``--format`` and ``--usage``."""
+
+    format: str = "auto"
+    usage: tuple[int, int] | None = None
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> RecordingOptions:
+        return cls(args.format, args.usage)
+
+
+def add_recording_options(parser: argparse.ArgumentParser) -> None:
+    """``--format`` and ``--usage IN,OUT``, for the commands that read recordings."""
+    from ..vendors._importing import FORMATS  # noqa: PLC0415  (the vendors load on demand)
+
+    parser.add_argument(
+        "--format",
+        choices=("auto", *FORMATS),
+        default="auto",
+        help="the wire format of recordings (default: told from each one's first event)",
+    )
+    parser.add_argument(
+        "--usage",
+        type=_usage,
+        metavar="IN,OUT",
+        help="token counts for a recorded answer that succeeded without usage",
+    )
+
+
+def _usage(text: str) -> tuple[int, int]:
+    parts = text.split(",")
+    try:
+        counts = tuple(int(part, 10) for part in parts)
+    except ValueError:
+        counts = ()
+    if len(counts) != 2 or not all(0 <= count <= 2**53 - 1 for count in counts):
+        raise argparse.ArgumentTypeError(f"expected IN,OUT (two token counts), got {text!r}")
+    return counts
 
 
 @dataclass(slots=True)
@@ -131,15 +184,16 @@ def is_recording(name: str) -> bool:
     return name.lower().endswith(RECORDING_SUFFIXES)
 
 
-def check(name: str) -> Checked:
+def check(name: str, recording: RecordingOptions | None = None) -> Checked:
     """Load ``name`` strictly and build the adapter, one response at a time if need be.
 
-    A recording is imported first (``course.vendors.load_recordings``); one it refuses
-    is a finding that says where, as the importer does: ``FILE:LINE:COLUMN: CODE why``.
+    A recording is imported first (``course.vendors.load_recordings``, with
+    ``recording``'s format and usage); one it refuses is a finding that says where, as
+    the importer does: ``FILE:LINE:COLUMN: CODE why``.
     """
     checked = Checked(name)
     if is_recording(name):
-        return _check_recording(checked)
+        return _check_recording(checked, recording or RecordingOptions())
     try:
         checked.text = text = read_fixture_text(name)
     except FixtureProviderError as error:
@@ -162,11 +216,12 @@ def by_response(finding: Finding) -> int:
     return -1 if finding.response is None else finding.response
 
 
-def _check_recording(checked: Checked) -> Checked:
+def _check_recording(checked: Checked, options: RecordingOptions) -> Checked:
     from ..vendors import RecordingError, load_recordings  # noqa: PLC0415  (on demand)
 
     try:
-        checked.data = load_recordings(checked.name)  # type: ignore[assignment]
+        loaded = load_recordings(checked.name, format=options.format, usage=options.usage)
+        checked.data = loaded  # type: ignore[assignment]
     except RecordingError as error:
         finding = Finding(
             checked.name,
@@ -300,6 +355,9 @@ def _names_a_key(data: PlainJson, path: str | None) -> bool:
     so it points at the key (as a duplicate key does), not at the value."""
     if not path:
         return False
+    version = data.get("schemaVersion") if type(data) is dict else None
+    if type(version) is not int or version not in SCHEMA_VERSIONS:
+        version = SCHEMA_VERSIONS[-1]  # only fixture-level errors then: any version will do
     *parents, key = [part.replace("~1", "/").replace("~0", "~") for part in path.split("/")[1:]]
     owner: PlainJson = data
     for part in parents:
@@ -320,11 +378,12 @@ def _names_a_key(data: PlainJson, path: str | None) -> bool:
         kind = owner.get("type")
         if type(kind) is not str or kind not in RECORD_TYPES:
             return False
-        allowed = ("type", *(spec.name for spec in RECORD_TYPES[kind].fields))
+        allowed = ("type", *(spec.name for spec in RECORD_TYPES[kind].fields_at(version)))
     elif shape == ["responses", "#", "records", "#", "usage"]:
-        if any(key == second and first in owner for first, second in USAGE_ALIASES):
+        pairs = USAGE_ALIASES if version < 2 else USAGE_ALIASES + USAGE_DETAIL_ALIASES
+        if any(key == second and first in owner for first, second in pairs):
             return True
-        allowed = tuple(alias for aliases in USAGE_ALIASES for alias in aliases)
+        allowed = usage_keys(version)
     else:
         return False  # tool-call arguments and the like: open objects
     return key not in allowed
@@ -345,11 +404,12 @@ class Call:
         return self.number - 1
 
 
-async def play(checked: Checked, prefix: str) -> list[Call]:
+async def play(checked: Checked, prefix: str, *, wait: bool = False) -> list[Call]:
     """Stream every queued response, in order, keeping chunks and outcomes.
 
     A stand-in for a refused response is streamed (so that later calls take the
-    responses they should) but not kept.
+    responses they should) but not kept. Records' delays (schema version 2) are
+    judged without waiting, unless ``wait``.
     """
     calls: list[Call] = []
     adapter = checked.adapter
@@ -358,7 +418,8 @@ async def play(checked: Checked, prefix: str) -> list[Call]:
         request = CourseModelRequest(f"{prefix}-{number}")
         chunks: list[CourseModelChunk] = []
         outcome: CourseModelResponse | FixtureProviderError
-        async with adapter.stream(request) as stream:
+        stream = adapter.stream(request)
+        async with stream if wait else stream._without_delays():
             try:
                 async for chunk in stream:
                     chunks.append(chunk)

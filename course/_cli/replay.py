@@ -9,7 +9,15 @@ import sys
 from .._errors import FixtureProviderError
 from .._json import PlainJson
 from .._text import one_line, plural
-from ._fixtures import Call, Checked, bundled_fixture, check, play
+from ._fixtures import (
+    Call,
+    Checked,
+    RecordingOptions,
+    add_recording_options,
+    bundled_fixture,
+    check,
+    play,
+)
 from ._output import (
     BOLD,
     CYAN,
@@ -32,29 +40,44 @@ HELP = "print every call's chunks and response (the bundled fixture by default)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``[FILE]``, ``--json``."""
+    """``[FILE]``, ``--json``, ``--no-delay``, and for a recording ``--format``, ``--usage``."""
     parser.description = (
         "Replay a fixture, one call per response, printing chunks and responses. A "
-        "recording (.sse, or a VCR cassette .yaml/.yml) is imported first."
+        "recording (.sse, or a VCR cassette .yaml/.yml) is imported first, with --format "
+        "and --usage."
     )
     parser.add_argument("file", nargs="?", metavar="FILE", help="a fixture file or a recording")
     parser.add_argument(
         "--json", action="store_true", help="JSON lines, with each value's to_dict()"
     )
+    parser.add_argument(
+        "--no-delay",
+        action="store_true",
+        help="judge each record's delay (schema version 2) without waiting for it",
+    )
+    add_recording_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Replay ``args.file``, or the bundled round trip when there is none."""
+    options = RecordingOptions.of(args)
     if args.file is None:
         with bundled_fixture() as bundled:
-            return replay(bundled, as_json=args.json)
-    return replay(args.file, as_json=args.json)
+            return replay(bundled, as_json=args.json, wait=not args.no_delay)
+    return replay(args.file, as_json=args.json, recording=options, wait=not args.no_delay)
 
 
-def replay(name: str, *, as_json: bool) -> int:
-    """Replay the fixture or recording ``name``; return the exit status."""
+def replay(
+    name: str,
+    *,
+    as_json: bool,
+    recording: RecordingOptions | None = None,
+    wait: bool = True,
+) -> int:
+    """Replay the fixture or recording ``name`` (a recording imported with
+    ``recording``'s options), waiting out delays when ``wait``; return the exit status."""
     out = Out(sys.stdout)
-    checked = check(name)
+    checked = check(name, recording)
     if checked.refused:
         if as_json:
             for finding in checked.refused:
@@ -64,7 +87,7 @@ def replay(name: str, *, as_json: bool) -> int:
         return EXIT_NOT_A_FIXTURE
     assert checked.adapter is not None
     count = checked.adapter.pending
-    calls = asyncio.run(play(checked, "request"))
+    calls = asyncio.run(play(checked, "request", wait=wait))
     if not as_json:
         out.line(out.paint(f"replaying {one_line(name)}", BOLD) + f" ({plural(count, 'response')})")
     for call in calls:

@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import sys
 
-from ._fixtures import by_response, check, expand, play
+from ._fixtures import RecordingOptions, add_recording_options, by_response, check, expand, play
 from ._output import (
     EXIT_FAILED,
     EXIT_NOT_A_FIXTURE,
@@ -24,12 +24,13 @@ HELP = "stream every response of each fixture and report where each one fails"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``FILE...``, ``--quiet``, ``--json``."""
+    """``FILE...``, ``--quiet``, ``--json``, and for recordings ``--format``, ``--usage``."""
     parser.description = (
         "Load each file strictly, build the adapter and stream every response; print one "
         "line per response as FILE:LINE:COLUMN: response N: ok (...) or CODE message. "
-        "Recordings (.sse, and VCR cassettes .yaml/.yml) are imported first. A directory "
-        "stands for the *.json fixtures and *.sse recordings under it."
+        "Recordings (.sse, and VCR cassettes .yaml/.yml) are imported first, with --format "
+        "and --usage. A directory stands for the *.json fixtures and *.sse recordings "
+        "under it."
     )
     parser.add_argument(
         "files", nargs="+", metavar="FILE", help="fixture files, recordings or folders"
@@ -38,15 +39,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "-q", "--quiet", action="store_true", help="print failures only (nothing when all settle)"
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per response")
+    add_recording_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Validate every file; the worst outcome decides the exit status."""
-    return validate(args.files, quiet=args.quiet, as_json=args.json)
+    options = RecordingOptions.of(args)
+    return validate(args.files, quiet=args.quiet, as_json=args.json, recording=options)
 
 
-def validate(paths: list[str], *, quiet: bool, as_json: bool) -> int:
-    """Validate the files and folders ``paths``; return the exit status."""
+def validate(
+    paths: list[str],
+    *,
+    quiet: bool,
+    as_json: bool,
+    recording: RecordingOptions | None = None,
+) -> int:
+    """Validate the files and folders ``paths`` (recordings imported with
+    ``recording``'s options); return the exit status."""
     out = Out(sys.stdout)
     names = expand(paths)
     if not names:
@@ -58,7 +68,7 @@ def validate(paths: list[str], *, quiet: bool, as_json: bool) -> int:
 
     async def run_all() -> None:
         for done, name in enumerate(names, 1):
-            checked = check(name)
+            checked = check(name, recording)
             results = [
                 *checked.refused,
                 # --quiet shows no settled response: no need to find where it is.

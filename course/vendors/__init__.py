@@ -11,6 +11,9 @@ Messages), each with ``stream: true``.
 - ``serve(fixture)`` answers real SDK clients over HTTP from a fixture, in each
   provider's wire format; ``asgi_app(fixture)`` is the same application to mount in a
   server of your own.
+- ``record(path)`` is a local proxy with ``serve``'s routes that forwards each call to
+  the real provider, streams the answer back as it arrives, and writes what came back
+  as a fixture, with no credential in it.
 
 Exception tree::
 
@@ -19,10 +22,12 @@ Exception tree::
 """
 
 from ._importing import import_recording, load_recordings
+from ._record import FixtureRecorder, record
 from ._recording import Recording, RecordingError, RecordingErrorCode
 from ._server import FixtureServer, asgi_app, serve
 
 __all__ = [
+    "FixtureRecorder",
     "FixtureServer",
     "Recording",
     "RecordingError",
@@ -30,5 +35,6 @@ __all__ = [
     "asgi_app",
     "import_recording",
     "load_recordings",
+    "record",
     "serve",
 ]

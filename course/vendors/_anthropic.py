@@ -14,6 +14,11 @@ Each event is judged in the SPEC's classes: its ``type`` (vocabulary), then ever
 its handler uses, by exact type (the event alone), then its place in the stream, then
 against earlier events (malformed, stop reason mismatch, missing usage).
 
+A non-streamed ``message`` gives what its stream would: a text delta per ``text``
+block, a tool call per ``tool_use`` block, in order, then its stop reason and usage.
+A message that stopped for another reason (``max_tokens``, ...) may end in a cut block:
+a ``tool_use`` block last in it makes no tool call, as its stream would make none.
+
 **Render.** A course stream becomes ``message_start``, a ``text`` block per run of
 text deltas, a ``tool_use`` block per tool call (its whole input in one
 ``input_json_delta``), ``message_delta`` and ``message_stop``.
@@ -21,8 +26,9 @@ text deltas, a ``tool_use`` block per tool call (its whole input in one
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
-from typing import Final
+from typing import Final, NamedTuple
 
 from .._errors import FixtureProviderError
 from .._json import PlainJson, thaw
@@ -31,7 +37,17 @@ from ._recording import Event, PlainObject, RecordingErrorCode, Refusal, StreamI
 from ._rendering import StreamRenderer, compact, error_words
 from ._sse import format_event
 
-__all__ = ["FORMAT", "Importer", "Renderer", "detects", "fits"]
+__all__ = [
+    "FORMAT",
+    "Importer",
+    "Renderer",
+    "detects",
+    "detects_whole",
+    "fits",
+    "fits_whole",
+    "precedes",
+    "read_error_body",
+]
 
 FORMAT: Final = "anthropic"
 
@@ -47,10 +63,38 @@ def detects(first: PlainObject) -> bool:
     return first.get("type") == "message_start"
 
 
+def precedes(event: PlainObject) -> bool:
+    """Whether an event may come before the start without telling a format: a ping."""
+    return event.get("type") == "ping"
+
+
 def fits(first: PlainObject) -> bool:
     """Whether a first event may open a recording of this format."""
     # A tuple, not a set: the value may be unhashable (a list, say).
     return first.get("type") in ("message_start", "ping", "error")
+
+
+def detects_whole(body: PlainObject) -> bool:
+    """Whether a non-streamed body says this format: a ``message``."""
+    return body.get("type") == "message"
+
+
+def fits_whole(body: PlainObject) -> bool:
+    """Whether a non-streamed body is this format's: a ``message``, or the error body
+    ``{"type": "error", ...}``."""
+    return body.get("type") in ("message", "error")
+
+
+def read_error_body(body: PlainObject) -> tuple[str, str | None] | None:
+    """The message and code of an HTTP error body, ``{"type": "error", "error": {"type":
+    C, "message": M}}``; ``None`` for a body of another shape."""
+    error = body.get("error")
+    if body.get("type") != "error" or type(error) is not dict:
+        return None
+    message, code = error.get("message"), error.get("type")
+    if type(message) is not str:
+        return None
+    return message, code if type(code) is str else None
 
 
 # -- import ---------------------------------------------------------------------------------
@@ -65,6 +109,16 @@ class _ToolUse:
         self.call_id = call_id
         self.name = name
         self.parts: list[str] = []
+
+
+class _WholeBlock(NamedTuple):
+    """One content block of a non-streamed message, checked on its own."""
+
+    kind: str
+    text: str = ""
+    call_id: str = ""
+    name: str = ""
+    input: PlainObject | None = None
 
 
 _Block = _ToolUse | str | None
@@ -190,7 +244,7 @@ class Importer(StreamImporter):
         block = self._open_block(index, "content_block_stop")
         self._blocks[index] = None
         if type(block) is _ToolUse:
-            self.tool_call(block.call_id, block.name, "".join(block.parts), None)
+            self.tool_call(block.call_id, block.name, "".join(block.parts), None, index)
             self._tool_calls += 1
         elif block is not _TEXT:
             self.ignore(f"content_block_stop:{block}")
@@ -251,6 +305,71 @@ class Importer(StreamImporter):
         if self.terminal_read:
             raise self._after_terminal("error")
         self.provider_error(message, code)
+
+    # -- a non-streamed answer ----------------------------------------------------------------
+
+    def whole(self, body: PlainObject) -> None:
+        if body.get("type") != "message":
+            self._error(body)  # the error body: `{"type": "error", "error": {...}}`
+            return
+        # (3) the body alone
+        response_id = self.identifier(body, "id", ())
+        content = self.array(body, "content", ())
+        reason = self.string(body, "stop_reason", ())
+        usage = self.obj(body, "usage", ())
+        input_tokens = self.count(usage, "input_tokens", ("usage",))
+        output_tokens = self.count(usage, "output_tokens", ("usage",))
+        blocks = [self._whole_block(block, n) for n, block in enumerate(content)]
+        # (5) what its stream would give, in its order
+        self.start(response_id)
+        complete = reason in _STOP or reason == _TOOL_USE
+        for index, block in enumerate(blocks):
+            if block.kind == _TEXT:
+                self.text(block.text)
+            elif block.kind != _TOOL_USE:
+                self.ignore(f"content:{block.kind}")
+            elif complete or index < len(blocks) - 1:
+                path = ("content", index, "input")
+                arguments = json.dumps(block.input)
+                self.tool_call(block.call_id, block.name, arguments, path, index)
+                self._tool_calls += 1
+            else:
+                self.ignore("content:tool_use")  # last in a message cut short: maybe cut
+        if not complete:
+            self.stopped(reason)
+            return
+        if reason == _TOOL_USE and not self._tool_calls:
+            raise Refusal(
+                RecordingErrorCode.RECORDING_STOP_REASON_MISMATCH,
+                "The stop reason is `tool_use`, but the message has no tool_use block",
+                ("stop_reason",),
+            )
+        if reason in _STOP and self._tool_calls:
+            raise Refusal(
+                RecordingErrorCode.RECORDING_STOP_REASON_MISMATCH,
+                f"The stop reason is {quote(reason)}, but the message has {self._tool_calls} "
+                "tool_use block(s) (expected `tool_use`)",
+                ("stop_reason",),
+            )
+        assert input_tokens is not None and output_tokens is not None  # both required
+        self.end(reason == _TOOL_USE, (input_tokens, output_tokens), ())
+
+    def _whole_block(self, block: PlainJson, index: int) -> _WholeBlock:
+        """Content block ``index`` of a message, checked on its own (class 3)."""
+        path = ("content", index)
+        if type(block) is not dict:
+            raise self.mistyped(block, dict, path)
+        kind = self.string(block, "type", path)
+        if kind == _TEXT:
+            return _WholeBlock(kind, text=self.string(block, "text", path))
+        if kind == _TOOL_USE:
+            return _WholeBlock(
+                kind,
+                call_id=self.identifier(block, "id", path),
+                name=self.identifier(block, "name", path),
+                input=self.obj(block, "input", path),
+            )
+        return _WholeBlock(kind)
 
     # -- place --------------------------------------------------------------------------------
 

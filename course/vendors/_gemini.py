@@ -66,6 +66,8 @@ __all__ = [
     "fits",
     "fits_whole",
     "is_base64",
+    "precedes",
+    "read_error_body",
     "route",
     "signature_bytes",
     "status_word",
@@ -148,6 +150,23 @@ def fits_whole(body: PlainJson) -> bool:
     if type(body) is list:
         return not body or (type(body[0]) is dict and fits(body[0]))
     return type(body) is dict and fits(body)
+
+
+def precedes(event: PlainObject) -> bool:
+    """Whether an event may come before the start without telling a format: none may."""
+    return False
+
+
+def read_error_body(body: PlainObject) -> tuple[str, str | None] | None:
+    """The message and code of an HTTP error body, ``{"error": {"code": N, "message": M,
+    "status": S}}`` (the code is S); ``None`` for a body of another shape."""
+    error = body.get("error")
+    if type(error) is not dict:
+        return None
+    message, status = error.get("message"), error.get("status")
+    if type(message) is not str or type(status) is not str or type(error.get("code")) is not int:
+        return None
+    return message, status
 
 
 # -- signatures -----------------------------------------------------------------------------

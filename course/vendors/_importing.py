@@ -1,11 +1,17 @@
 """From recording text to fixture responses: ``import_recording`` and ``load_recordings``.
 
-The steps, in the SPEC's order: decode (UTF-8, a leading BOM skipped), read the SSE
-events that carry data, settle the format from the first event, then feed each event,
-parsed as strict JSON, to the format's importer until the input ends or a provider
-error event stops the reading. A ``Refusal`` from the importer is located here: its
-JSON pointer is looked up in the event's text, and the event knows where its text
-lies in the recording.
+The steps, in the SPEC's order: decode (UTF-8, exactly one leading BOM skipped); a text
+whose first non-whitespace character is ``{`` or ``[`` is the JSON body of a
+non-streamed answer, any other text an event stream. For a stream: read the SSE events
+that carry data, settle the format from the first events, then feed each event, parsed
+as strict JSON, to the format's importer until the input ends (in the middle of its
+last line, maybe: a cut stream) or a provider error event stops the reading. For a
+body: parse it, settle the format from its keys, and let the importer read it whole. A
+``Refusal`` from the importer is located here: its JSON pointer is looked up in the
+event's text, and the event knows where its text lies in the recording.
+
+A cassette is a file of answers (``._cassette``): each model call among them is imported
+as above, its errors moved to the cassette's own lines and columns.
 """
 
 from __future__ import annotations
@@ -13,14 +19,17 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Final, cast
 
 from .._errors import pointer
 from .._json import JsonValue, PlainJson, adopt_array, adopt_object, thaw
 from .._json_text import JsonSyntaxError, line_and_column, loads, parse_positioned
+from .._text import shorten
 from . import _anthropic, _gemini, _openai_chat, _openai_responses
-from ._cassette import is_cassette, read_cassette
+from ._cassette import Answer, is_cassette, read_cassette
+from ._cut import is_cut
 from ._recording import (
     MAX_COUNT,
     Event,
@@ -36,11 +45,16 @@ from ._sse import SseEvent, read_events
 
 __all__ = [
     "FORMATS",
+    "MAX_CASSETTE_RECORDS",
+    "FileImport",
     "check_format",
+    "check_path",
     "check_usage",
+    "decode",
     "import_recording",
+    "import_text",
     "load_recordings",
-    "read_recordings",
+    "read_file",
     "thaw_response",
 ]
 
@@ -51,16 +65,27 @@ _FORMAT_MODULES: Final[tuple[ModuleType, ...]] = (
     _gemini,
 )
 FORMATS: Final[dict[str, ModuleType]] = {module.FORMAT: module for module in _FORMAT_MODULES}
-"""Each format's module by name: its ``Importer``, ``Renderer``, ``detects`` and ``fits``."""
+"""Each format's module by name: its ``Importer``, ``Renderer``, and the tests of a first
+event (``detects``, ``fits``, ``precedes``) and of a whole body (``detects_whole``,
+``fits_whole``)."""
 
-_BODY_MODULES: Final[tuple[ModuleType, ...]] = (_gemini,)
-"""The formats whose importers read a whole JSON body (``whole``; gemini's also the
-JSON array of a stream's chunks, ``stream_array``)."""
+MAX_CASSETTE_RECORDS: Final = 1_000_000
+"""The most records the fixture of one cassette may hold, each repetition counted."""
+ERROR_MESSAGE_CHARS: Final = 500
+"""An HTTP error answer whose body is no provider error: its text, this long at most, is
+the message."""
 
 _Code = RecordingErrorCode
 _DONE: Final = "[DONE]"
-_JSON_SPACE: Final = " \t\r\n"
+_BOM: Final = "\ufeff"
+_LEADING_SPACE: Final = re.compile(r"[ \t\r\n]*")
+"""JSON's whitespace, before a body's first character."""
 _LINE_BREAK: Final = re.compile(r"\r\n|\r")
+
+
+class _NoFormat(RecordingError):
+    """The input tells no format (no event, no known first event or body): for a
+    cassette's interaction that went to no model route, it is no model call."""
 
 
 def import_recording(
@@ -70,10 +95,11 @@ def import_recording(
     usage: tuple[int, int] | None = None,
     source: str | None = None,
 ) -> Recording:
-    """Import one recorded stream (its SSE text or bytes) as one fixture response.
+    """Import one recorded answer (a stream's SSE text or bytes, or the JSON body of a
+    non-streamed answer) as one fixture response.
 
     ``format`` is ``"auto"`` or a format name; ``usage`` supplies ``(input, output)``
-    token counts for a successful stream that recorded none. Raises
+    token counts for a successful answer that recorded none. Raises
     ``RecordingError``; a wrong argument is a ``TypeError`` or ``ValueError``.
     """
     if not isinstance(data, (str, bytes)):
@@ -82,8 +108,7 @@ def import_recording(
         raise TypeError(f"source must be a str or None, got {type(source).__qualname__}")
     check_format(format)
     check_usage(usage)
-    text = _decode(data, source)
-    return _import_text(text, format, usage, source, "")
+    return import_text(decode(data, source), format, usage, source)
 
 
 def load_recordings(
@@ -91,33 +116,46 @@ def load_recordings(
     format: str = "auto",
     usage: tuple[int, int] | None = None,
 ) -> dict[str, object]:
-    """Read recording files (SSE text, or VCR cassettes ending ``.yaml``/``.yml``) and
-    return one fixture: ``{"schemaVersion": 1, "responses": [...]}``, a response per
-    stream in order. Raises ``RecordingError``."""
-    for path in paths:
-        if not isinstance(path, (str, os.PathLike)):
-            raise TypeError(f"load_recordings() needs paths, got {type(path).__qualname__}")
-    if not paths:
+    """Read recording files (SSE text, JSON bodies of non-streamed answers, or VCR
+    cassettes ending ``.yaml``/``.yml``) and return one fixture: ``{"schemaVersion": N,
+    "responses": [...]}``, a response per answer in order, N the highest schema version
+    among them (gemini's are version 2). Raises ``RecordingError``; a
+    path that is not a ``str`` or ``os.PathLike[str]`` (bytes included) is a
+    ``TypeError``."""
+    names = [check_path(path) for path in paths]
+    if not names:
         raise ValueError("load_recordings() needs at least one path")
     check_format(format)
     check_usage(usage)
     responses: list[PlainJson] = []
     version = 1
-    for path in paths:
-        for _, recording in read_recordings(path, format, usage):
-            responses.append(thaw_response(recording))
+    for name in names:
+        # A body a cassette repeats is one response, repeated: shared, not copied.
+        thawed: dict[int, PlainJson] = {}
+        for _, recording in read_file(name, format, usage).recordings:
+            response = thawed.get(id(recording))
+            if response is None:
+                response = thawed[id(recording)] = thaw_response(recording)
+            responses.append(response)
             # A version-1 response is a valid version-2 one: the fixture takes the highest.
             version = max(version, recording.schema_version)
     return {"schemaVersion": version, "responses": responses}
 
 
-def read_recordings(
-    path: str | os.PathLike[str], format: str, usage: Usage | None
-) -> Iterator[tuple[str, Recording]]:
-    """Every stream of one file, imported in order, each with where it came from:
-    ``""`` for an SSE file, ``"interaction N"`` for a cassette's (the arguments are
-    already checked)."""
-    name = os.fspath(path)
+@dataclass(frozen=True, slots=True)
+class FileImport:
+    """What one recording file gave."""
+
+    recordings: tuple[tuple[str, Recording], ...]
+    """Each answer, with where it came from: ``""`` for a file of one answer,
+    ``"interaction N"`` for a cassette's. A body a cassette repeats is one
+    ``Recording``, repeated."""
+    skipped: int = 0
+    """A cassette's interactions that are not model calls."""
+
+
+def read_file(name: str, format: str, usage: Usage | None) -> FileImport:
+    """Every answer of one file, imported in order (the arguments are already checked)."""
     try:
         with open(name, "rb") as file:
             data = file.read()
@@ -126,23 +164,10 @@ def read_recordings(
         raise RecordingError(
             _Code.RECORDING_UNREADABLE, f"Cannot read the file: {reason}", source=name
         ) from exc
-    text = _decode(data, name)
+    text = decode(data, name)
     if not is_cassette(name):
-        yield "", _import_text(text, format, usage, name, "")
-        return
-    found = False
-    for interaction, body in read_cassette(text, name):
-        if next(read_events(body), None) is None:
-            continue  # no stream in this interaction (a plain JSON answer, say)
-        found = True
-        where = f"interaction {interaction}"
-        yield where, _import_text(body, format, usage, name, f"{where}: ")
-    if not found:
-        raise RecordingError(
-            _Code.RECORDING_UNREADABLE,
-            "The cassette holds no interaction whose response body is an event stream",
-            source=name,
-        )
+        return FileImport((("", import_text(text, format, usage, name)),))
+    return _import_cassette(text, name, format, usage)
 
 
 def thaw_response(recording: Recording) -> PlainJson:
@@ -150,41 +175,78 @@ def thaw_response(recording: Recording) -> PlainJson:
     return thaw(recording.response)
 
 
+def import_text(
+    text: str, format: str, usage: Usage | None, source: str | None, label: str = ""
+) -> Recording:
+    """One answer's text (decoded, its BOM gone): a JSON body or an event stream.
+    ``label`` starts every message (a cassette's ``interaction N: ``)."""
+    try:
+        return _import_answer_text(text, format, usage, source, label)
+    except _NoFormat as error:
+        raise _plain(error) from None
+
+
+def _import_answer_text(
+    text: str, format: str, usage: Usage | None, source: str | None, label: str
+) -> Recording:
+    """``import_text``, whose refusals before a format is told are ``_NoFormat``."""
+    first = _LEADING_SPACE.match(text).end()  # type: ignore[union-attr]
+    if text[first : first + 1] in ("{", "["):
+        return _import_body(text, format, usage, source, label)
+    return _import_stream(text, format, usage, source, label)
+
+
+def _plain(error: RecordingError) -> RecordingError:
+    """The same refusal as a plain ``RecordingError``."""
+    return RecordingError(
+        error.code,
+        error.message,
+        source=error.source,
+        event_index=error.event_index,
+        line=error.line,
+        column=error.column,
+    )
+
+
 # -- one stream ---------------------------------------------------------------------------
 
 
-def _import_text(
+def _import_stream(
     text: str, format: str, usage: Usage | None, source: str | None, label: str
 ) -> Recording:
-    if text.lstrip(_JSON_SPACE)[:1] in ("{", "["):
-        return _import_body(text, format, usage, source, label)
     events = read_events(text)
-    first = next(events, None)
-    if first is None:
-        raise RecordingError(
-            _Code.RECORDING_UNREADABLE,
-            f"{label}The recording holds no event with data",
-            source=source,
-        )
-    module = _settle_format(first, format, source, label)
+    module, read = _settle_format(events, format, source, label)
     importer: StreamImporter = module.Importer(usage)
-    event: SseEvent | None = first
-    last, anchor = first, None
-    while event is not None:
+    # Where a refusal decided at the end is located: the event the importer asked to
+    # remember (gemini: the last finish reason), else the last event read.
+    anchor: SseEvent | None = None
+    last = read[0][0]
+    for event, data in read:  # the events the format was told from, parsed already
         try:
-            importer.feed(Event(event.name, _parse(event)))
+            importer.feed(Event(event.name, data))
         except Refusal as refusal:
             raise _locate(refusal, event, source, label) from None
         if importer.remember:
             anchor, importer.remember = event, False
         if importer.provider_error_read:
-            break  # nothing after a provider error event is read
-        last, event = event, next(events, None)
-    if not importer.provider_error_read:
+            return _recording(module, importer)
+        last = event
+    for event in events:
         try:
-            importer.finish_input()
+            importer.feed(Event(event.name, _parse(event)))
         except Refusal as refusal:
-            raise _locate(refusal, anchor or last, source, label) from None
+            if event.cut and refusal.offset is not None and is_cut(event.data):
+                return _recording(module, importer)  # the input ends inside this event: cut
+            raise _locate(refusal, event, source, label) from None
+        if importer.remember:
+            anchor, importer.remember = event, False
+        if importer.provider_error_read:
+            return _recording(module, importer)  # nothing after a provider error is read
+        last = event
+    try:
+        importer.finish_input()
+    except Refusal as refusal:
+        raise _locate(refusal, anchor or last, source, label) from None
     return _recording(module, importer)
 
 
@@ -197,64 +259,6 @@ def _recording(module: ModuleType, importer: StreamImporter) -> Recording:
         truncated=not (importer.terminal_read or importer.provider_error_read),
         schema_version=importer.schema_version,
     )
-
-
-# -- one JSON body --------------------------------------------------------------------------
-
-
-def _import_body(
-    text: str, format: str, usage: Usage | None, source: str | None, label: str
-) -> Recording:
-    """A JSON body: a non-streamed answer or error body, or gemini's JSON array of chunks."""
-    if "\r" in text:
-        text = _LINE_BREAK.sub("\n", text)  # one "\n" per line break keeps every place
-    body = _body_event(text)
-    try:
-        data = loads(text)
-    except JsonSyntaxError:
-        raise _locate(_not_json(text, "The JSON body"), body, source, label) from None
-    if format == "auto":
-        module = next((m for m in _BODY_MODULES if m.detects_whole(data)), None)
-    else:
-        module = FORMATS[format]
-        if module not in _BODY_MODULES or not module.fits_whole(data):
-            module = None
-    if module is None:
-        start = len(text) - len(text.lstrip(_JSON_SPACE))
-        line, column = line_and_column(text, start)
-        message = (
-            "Cannot tell the format of the JSON body; name it with format="
-            if format == "auto"
-            else f"The JSON body is not a {format} answer or error body"
-        )
-        raise RecordingError(
-            _Code.RECORDING_UNKNOWN_FORMAT,
-            label + message,
-            source=source,
-            event_index=0,
-            line=line,
-            column=column,
-        )
-    if data == []:
-        raise RecordingError(
-            _Code.RECORDING_UNREADABLE, f"{label}The JSON array holds no chunk", source=source
-        )
-    importer: StreamImporter = module.Importer(usage)
-    try:
-        if type(data) is list:
-            importer.stream_array(data)  # type: ignore[attr-defined]
-        else:
-            importer.whole(data)  # type: ignore[attr-defined]
-    except Refusal as refusal:
-        raise _locate(refusal, body, source, label) from None
-    return _recording(module, importer)
-
-
-def _body_event(text: str) -> SseEvent:
-    """A JSON body as one event whose data is all of it, so that refusals are located as
-    an event's are."""
-    lines = text.count("\n") + 1
-    return SseEvent(0, "", text, tuple((number, 1) for number in range(1, lines + 1)))
 
 
 def _parse(event: SseEvent) -> PlainObject | None:
@@ -285,50 +289,75 @@ def _not_json(text: str, what: str = "The event's data") -> Refusal:
     raise AssertionError(f"{text!r} is JSON")  # pragma: no cover
 
 
-def _settle_format(first: SseEvent, format: str, source: str | None, label: str) -> ModuleType:
-    """The format's module, judged from the first event."""
+def _settle_format(
+    events: Iterator[SseEvent], format: str, source: str | None, label: str
+) -> tuple[ModuleType, list[tuple[SseEvent, PlainObject | None]]]:
+    """The format's module, told from the first events, and those events parsed.
 
-    def unknown(message: str) -> RecordingError:
-        return RecordingError(
+    With a name, the first event must fit it. With ``auto``, events a format allows
+    before its start (pings, Azure's prompt filter) are read on until one tells the
+    format, and it must allow every event before it.
+    """
+
+    def unknown(event: SseEvent, message: str) -> RecordingError:
+        return _NoFormat(
             _Code.RECORDING_UNKNOWN_FORMAT,
             label + message,
             source=source,
-            event_index=0,
-            line=first.line,
+            event_index=event.index,
+            line=event.line,
             column=1,
         )
 
-    if format != "auto":
-        module = FORMATS[format]
+    read: list[tuple[SseEvent, PlainObject | None]] = []
+    cut = False
+    for event in events:
         try:
-            data = _parse(first)
-        except Refusal:
-            data = None
-        if data is None or not module.fits(data):
-            raise unknown(f"The first event does not fit the {format} format")
-        return module
-    # Auto: text that is not JSON is refused as such; JSON of any other kind (an array,
-    # an object no format opens with) tells no format.
-    if first.data == _DONE:
-        raise _locate(_not_json(_DONE), first, source, label)
-    try:
-        data = _parse(first)
-    except Refusal as refusal:
-        if refusal.offset is not None:
-            raise _locate(refusal, first, source, label) from None
-        data = None
-    if data is not None:
+            data = _parse(event)
+        except Refusal as refusal:
+            if event.cut and refusal.offset is not None and is_cut(event.data):
+                cut = True
+                break  # the recording ends inside this event
+            if format != "auto" or refusal.offset is None:
+                # A named format's first event that is not JSON does not fit it; JSON of
+                # any other kind than an object tells no format.
+                raise unknown(event, _no_format_message(format)) from None
+            raise _locate(refusal, event, source, label, _NoFormat) from None
+        if format != "auto":
+            module = FORMATS[format]
+            if data is None or not module.fits(data):
+                raise unknown(event, _no_format_message(format))
+            return module, [(event, data)]
+        if data is None:
+            raise _locate(_not_json(_DONE), event, source, label, _NoFormat)
+        before = [previous for _, previous in read]
         for module in _FORMAT_MODULES:
-            if module.detects(data):
-                return module
+            if module.detects(data) and all(map(module.precedes, before)):
+                return module, [*read, (event, data)]
+        if not any(module.precedes(data) for module in _FORMAT_MODULES):
+            raise unknown(event, _no_format_message(format))
+        read.append((event, data))
+    if read:
+        raise unknown(read[0][0], _no_format_message(format))
+    message = "was cut inside its first event" if cut else "holds no event with data"
+    raise _NoFormat(_Code.RECORDING_UNREADABLE, f"{label}The recording {message}", source=source)
+
+
+def _no_format_message(format: str) -> str:
+    if format != "auto":
+        return f"The first event does not fit the {format} format"
     names = ", ".join(FORMATS)
-    raise unknown(
-        f"Cannot tell the format from the first event; name it with format= (one of {names})"
-    )
+    return f"Cannot tell the format from the first event; name it with format= (one of {names})"
 
 
-def _locate(refusal: Refusal, event: SseEvent, source: str | None, label: str) -> RecordingError:
-    """The refusal as a ``RecordingError`` pointing into the recording."""
+def _locate(
+    refusal: Refusal,
+    event: SseEvent,
+    source: str | None,
+    label: str,
+    kind: type[RecordingError] = RecordingError,
+) -> RecordingError:
+    """The refusal as a ``RecordingError`` (or ``kind``) pointing into the recording."""
     line, column = event.line, 1
     offset = refusal.offset
     if offset is not None:
@@ -339,7 +368,7 @@ def _locate(refusal: Refusal, event: SseEvent, source: str | None, label: str) -
         offset = offsets.get(pointer(*refusal.path))
         if offset is not None:
             line, column = event.position(offset)
-    return RecordingError(
+    return kind(
         refusal.code,
         label + refusal.message,
         source=source,
@@ -349,23 +378,255 @@ def _locate(refusal: Refusal, event: SseEvent, source: str | None, label: str) -
     )
 
 
+# -- one non-streamed body ------------------------------------------------------------------
+
+
+def _import_body(
+    text: str, format: str, usage: Usage | None, source: str | None, label: str
+) -> Recording:
+    if "\r" in text:
+        text = _LINE_BREAK.sub("\n", text)  # one "\n" per line break keeps every place
+    try:
+        data = loads(text)
+    except JsonSyntaxError:
+        refusal = _not_json(text, "The JSON body")
+        raise _locate(refusal, _body_event(text), source, label, _NoFormat) from None
+    module = None
+    if type(data) is dict:
+        if format == "auto":
+            module = next((m for m in _FORMAT_MODULES if m.detects_whole(data)), None)
+        elif FORMATS[format].fits_whole(data):
+            module = FORMATS[format]
+    elif type(data) is list and format in ("auto", _gemini.FORMAT):
+        # streamGenerateContent without alt=sse: one JSON array of the stream's chunks
+        fits = _gemini.detects_whole if format == "auto" else _gemini.fits_whole
+        module = _gemini if fits(data) else None
+    if module is None:
+        start = _LEADING_SPACE.match(text).end()  # type: ignore[union-attr]
+        line, column = line_and_column(text, start)
+        if type(data) is dict and "schemaVersion" in data and "responses" in data:
+            message = "The JSON body is a fixture, not a recorded answer: replay it as it is"
+        elif format == "auto":
+            message = (
+                "Cannot tell the format of the JSON body: expected a chat.completion, a "
+                "Responses `response` object, an Anthropic `message` or a Gemini response; "
+                "name it with format="
+            )
+        else:
+            message = f"The JSON body is not a {format} answer or error body"
+        raise _NoFormat(
+            _Code.RECORDING_UNKNOWN_FORMAT,
+            label + message,
+            source=source,
+            event_index=0,
+            line=line,
+            column=column,
+        )
+    if data == []:
+        raise RecordingError(
+            _Code.RECORDING_UNREADABLE, f"{label}The JSON array holds no chunk", source=source
+        )
+    importer: StreamImporter = module.Importer(usage)
+    try:
+        if type(data) is list:
+            importer.stream_array(data)  # type: ignore[attr-defined]
+        else:
+            importer.whole(cast(PlainObject, data))
+    except Refusal as refusal:
+        raise _locate(refusal, _body_event(text), source, label) from None
+    return _recording(module, importer)
+
+
+def _body_event(text: str) -> SseEvent:
+    """A JSON body as one event whose data is all of it, so that refusals are located as
+    an event's are."""
+    lines = text.count("\n") + 1
+    return SseEvent(0, "", text, tuple((number, 1) for number in range(1, lines + 1)))
+
+
+# -- a cassette ---------------------------------------------------------------------------
+
+
+def _import_cassette(text: str, source: str, format: str, usage: Usage | None) -> FileImport:
+    """One response per model call, in file order; the rest counted as skipped."""
+    recordings: list[tuple[str, Recording]] = []
+    imported: dict[tuple[object, ...], Recording | None] = {}
+    records = skipped = 0
+    for answer in read_cassette(text, source):
+        # What the import of a body depends on: YAML aliases repeat the rest too.
+        status = answer.status or 200
+        encoding = answer.headers.get("content-encoding")
+        key = (*answer.key, status >= 400, 200 <= status < 300, answer.method, answer.route)
+        key += (encoding,)
+        if key in imported:  # one body YAML aliases repeat: imported once
+            recording = imported[key]
+        else:
+            recording = imported[key] = _import_answer(answer, format, usage, source)
+        if recording is None:
+            skipped += 1
+            continue
+        records += len(cast("tuple[object, ...]", recording.response["records"]))
+        if records > MAX_CASSETTE_RECORDS:
+            line, column = answer.start
+            raise RecordingError(
+                _Code.RECORDING_UNREADABLE,
+                f"interaction {answer.index}: The cassette's fixture would hold more than "
+                f"{MAX_CASSETTE_RECORDS:,} records (YAML aliases repeating a body count "
+                "each time)",
+                source=source,
+                line=line,
+                column=column,
+            )
+        recordings.append((f"interaction {answer.index}", recording))
+    if not recordings:
+        raise RecordingError(
+            _Code.RECORDING_UNREADABLE,
+            "The cassette holds no model call: no interaction posted to a model route or "
+            "answered with a model's stream or body",
+            source=source,
+        )
+    return FileImport(tuple(recordings), skipped)
+
+
+def _import_answer(
+    answer: Answer, format: str, usage: Usage | None, source: str
+) -> Recording | None:
+    """One interaction's response, or ``None`` when it is no model call: a model call is
+    a POST to a model route, or a POST answered as a model answers."""
+    label = f"interaction {answer.index}: "
+    route = answer.route
+    if answer.method not in (None, "POST"):
+        return None
+    status = answer.status or 200
+    if status >= 400:
+        return _error_answer(answer, format, route, source, label)
+    if status >= 300 or (status < 200 and answer.status is not None):
+        return None  # a redirect or an interim answer: the answer comes in another one
+    text: str | None = None
+    try:
+        text = answer.text(source, label)
+        return _import_answer_text(text, format, usage, source, label)
+    except RecordingError as error:
+        if route is None and (text is None or isinstance(error, _NoFormat)):
+            return None  # sent to no model route, and no model's answer (nor readable)
+        raise _in_cassette(error, answer, source, text) from None
+
+
+def _in_cassette(
+    error: RecordingError, answer: Answer, source: str, body: str | None
+) -> RecordingError:
+    """``error``, located in a body's text, located in the cassette instead."""
+    message = error.message
+    line, column = error.line, error.column
+    if line is not None and column is not None and body is not None:
+        place = answer.place(body, line, column)
+        if place is None:
+            message += f" (at line {line}, column {column} of the decoded response body)"
+            place = answer.start
+        line, column = place
+    elif line is None:
+        line, column = answer.start
+    return RecordingError(
+        error.code,
+        message,
+        source=source,
+        event_index=error.event_index,
+        line=line,
+        column=column,
+    )
+
+
+def _error_answer(
+    answer: Answer, format: str, route: str | None, source: str, label: str
+) -> Recording | None:
+    """An HTTP error answer: one ``transport_error`` with the provider's words; ``None``
+    for an error of another service (a request to no model route; with no recorded
+    URI, a body in no provider's shape)."""
+    if route is None and answer.path is not None:
+        return None
+    text = answer.text(source, label)
+    words = _error_words(text, format)
+    if route is None and words is None:
+        return None
+    if words is None:
+        message, code, kind = shorten(text, ERROR_MESSAGE_CHARS), None, None
+    else:
+        message, code, kind = words
+    name = format if format != "auto" else route or kind or _openai_chat.FORMAT
+    record: dict[str, JsonValue] = {"type": "transport_error", "message": message}
+    if code is not None:
+        record["code"] = code
+    version = 1
+    status = answer.status or 500
+    if name == _gemini.FORMAT and status <= 599:  # gemini's records are version 2
+        record["status"] = status
+        version = 2
+    return Recording(
+        format=name,
+        response=adopt_object({"records": adopt_array([adopt_object(record)])}),
+        ignored=cast("Mapping[str, int]", adopt_object({})),
+        truncated=False,
+        schema_version=version,
+    )
+
+
+def _error_words(text: str, format: str) -> tuple[str, str | None, str | None] | None:
+    """The message and code of a provider's error body (and the format whose shape it
+    has), in the named format's shape, or, with ``auto``, the shape the body has."""
+    try:
+        body = loads(text)
+    except JsonSyntaxError:
+        return None
+    if type(body) is not dict:
+        return None
+    if format != "auto":
+        words = FORMATS[format].read_error_body(body)
+        return None if words is None else (*words, format)
+    # The most particular shape first: Anthropic's says `"type": "error"`; Google's has a
+    # `status` word beside its numeric `code`; OpenAI's is any other
+    # `{"error": {"message": ...}}`.
+    for module in (_anthropic, _gemini):
+        words = module.read_error_body(body)
+        if words is not None:
+            return (*words, module.FORMAT)
+    words = _openai_chat.read_error_body(body)
+    return None if words is None else (*words, _openai_chat.FORMAT)
+
+
 # -- arguments ----------------------------------------------------------------------------
 
 
-def _decode(data: str | bytes, source: str | None) -> str:
+def decode(data: str | bytes, source: str | None) -> str:
+    """The recording as text: bytes read as UTF-8; exactly one leading BOM skipped."""
     # Exact types first: no method a subclass overrides is ever called.
     if isinstance(data, str):
-        return str.__str__(data)
+        text = str.__str__(data)
+        return text[1:] if text.startswith(_BOM) else text
     data = bytes.__getitem__(data, slice(None))
+    skipped = 3 if data.startswith(b"\xef\xbb\xbf") else 0
     try:
-        return bytes.decode(data, "utf-8-sig")  # a leading byte order mark is skipped
+        return bytes.decode(data[skipped:], "utf-8")
     except UnicodeDecodeError as exc:
+        at = exc.start + skipped
         raise RecordingError(
             _Code.RECORDING_UNREADABLE,
-            f"The recording is not UTF-8 text (invalid byte 0x{data[exc.start]:02x} "
-            f"at byte {exc.start})",
+            f"The recording is not UTF-8 text (invalid byte 0x{data[at]:02x} at byte {at})",
             source=source,
         ) from None
+
+
+def check_path(path: object) -> str:
+    """The file name of a path argument; ``TypeError`` unless it is a ``str`` or an
+    ``os.PathLike`` giving one (bytes are refused: decode them with ``os.fsdecode``)."""
+    name = os.fspath(path) if isinstance(path, os.PathLike) else path
+    if isinstance(name, bytes):
+        raise TypeError(
+            f"load_recordings() needs str paths, got {type(name).__qualname__} "
+            "(decode a bytes path with os.fsdecode)"
+        )
+    if not isinstance(name, str):
+        raise TypeError(f"load_recordings() needs paths, got {type(path).__qualname__}")
+    return name
 
 
 def check_format(format: object) -> None:

@@ -8,10 +8,18 @@ are complete only when the finish reason ``stop`` or ``tool_calls`` comes; the
 outcome is decided at ``[DONE]``. A data object with a non-null ``error`` is the
 provider's error event.
 
+Azure OpenAI adds chunks whose ``object`` is ``""``: the prompt's content-filter
+verdict before the first real chunk, and annotations on the answer's after it. They
+hold no content, so they are counted in ``ignored``; an annotation's finish reason is
+the stream's (Azure stops a blocked answer there).
+
 Each event is judged in the SPEC's classes, in order: (2) the vocabulary (the chunk's
 ``object``), (3) the event alone (every key used, by exact type, then the shapes a
 fixture cannot hold), (4) its place, (5) against earlier events. Checks inline the
 common case and fall back on ``StreamImporter``'s field checks for the message.
+
+A non-streamed answer, a ``chat.completion``, gives what its stream would: its
+``content``, its ``tool_calls`` (when its finish reason completes them) and its end.
 
 The renderer writes the shapes of the SPEC's "Serve" section: an opening chunk with
 the role, a chunk per text delta and per tool call, a finish chunk, a usage chunk
@@ -39,11 +47,26 @@ from ._recording import (
 from ._rendering import StreamRenderer, compact, error_words
 from ._sse import format_event
 
-__all__ = ["FORMAT", "Importer", "Renderer", "detects", "fits"]
+__all__ = [
+    "FORMAT",
+    "Importer",
+    "Renderer",
+    "detects",
+    "detects_whole",
+    "fits",
+    "fits_whole",
+    "precedes",
+    "read_error_body",
+]
 
 FORMAT: Final = "openai-chat"
 
 _CHUNK: Final = "chat.completion.chunk"
+_COMPLETION: Final = "chat.completion"
+_ANNOTATION: Final = ""
+"""The ``object`` of Azure's content-filter chunks."""
+_CONTENT_KEYS: Final = ("content", "refusal", "tool_calls", "function_call")
+"""Delta keys that carry content: an annotation has none of them."""
 _COMPLETING: Final = frozenset({"stop", "tool_calls"})
 """Finish reasons at which the tool calls are complete."""
 _SKIPPED_DELTA_KEYS: Final = ("reasoning_content", "reasoning", "audio")
@@ -57,9 +80,49 @@ def detects(first: PlainObject) -> bool:
     return first.get("object") == _CHUNK
 
 
+def precedes(event: PlainObject) -> bool:
+    """Whether an event may come before the start without telling a format: Azure's
+    prompt-filter chunk (``object`` ``""``, no choices, ``prompt_filter_results``, or
+    ``prompt_annotations`` as earlier API versions name it)."""
+    return (
+        event.get("object") == _ANNOTATION
+        and event.get("choices") == []
+        and (
+            event.get("prompt_filter_results") is not None
+            or event.get("prompt_annotations") is not None
+        )
+    )
+
+
 def fits(first: PlainObject) -> bool:
     """Whether a first event may open a recording of this format."""
-    return first.get("object") == _CHUNK or first.get("error") is not None
+    return first.get("object") == _CHUNK or first.get("error") is not None or precedes(first)
+
+
+def detects_whole(body: PlainObject) -> bool:
+    """Whether a non-streamed body says this format: a ``chat.completion``."""
+    return body.get("object") == _COMPLETION
+
+
+def fits_whole(body: PlainObject) -> bool:
+    """Whether a non-streamed body is this format's: a ``chat.completion``, or the
+    error body ``{"error": ...}``."""
+    return body.get("object") == _COMPLETION or body.get("error") is not None
+
+
+def read_error_body(body: PlainObject) -> tuple[str, str | None] | None:
+    """The message and code of an HTTP error body, ``{"error": {"message": M, "code": C,
+    "type": T}}`` (the code, else the type); ``None`` for a body of another shape."""
+    error = body.get("error")
+    if type(error) is not dict:
+        return None
+    message = error.get("message")
+    if type(message) is not str:
+        return None
+    code = error.get("code")
+    if type(code) is not str:
+        code = error.get("type")
+    return message, code if type(code) is str else None
 
 
 # -- importing ------------------------------------------------------------------------------
@@ -73,6 +136,8 @@ class _Fragment(NamedTuple):
     name: str | None
     arguments: str | None
     has_function: bool
+    custom: bool
+    """A custom tool call's fragment (free-form input), which a fixture cannot hold."""
     path: Path
 
 
@@ -127,6 +192,9 @@ class Importer(StreamImporter):
         # (2) the vocabulary: `object` says what the event is
         kind = data.get("object")
         if kind != _CHUNK:
+            if kind == _ANNOTATION:
+                self._annotation(data, name)
+                return
             if type(kind) is str:
                 raise Refusal(
                     _Code.RECORDING_UNKNOWN_EVENT,
@@ -195,6 +263,45 @@ class Importer(StreamImporter):
         if self.terminal_read:
             raise self.out_of_order("A provider error event after [DONE]")
         self.provider_error(message, code)
+
+    def _annotation(self, data: PlainObject, name: str) -> None:
+        """An Azure content-filter chunk: counted; only its finish reason counts."""
+        # (3) the event alone
+        choices = data.get("choices")
+        if type(choices) is not list:
+            self.refuse(data, "choices", list, ())
+        finish: tuple[str, Path] | None = None
+        for position, item in enumerate(choices):
+            path: Path = ("choices", position)
+            if type(item) is not dict:
+                raise self.mistyped(item, dict, path)
+            delta = item.get("delta")
+            if delta is not None:
+                if type(delta) is not dict:
+                    self.refuse(item, "delta", dict, path)
+                if any(delta.get(key) for key in _CONTENT_KEYS):
+                    raise Refusal(
+                        _Code.RECORDING_UNKNOWN_EVENT,
+                        "A chunk with an empty `object` carries content: only Azure's "
+                        "content-filter chunks have no `object`, and they carry none",
+                        ("object",),
+                    )
+            reason = self.string(item, "finish_reason", path, optional=True)
+            if reason is not None and finish is None:
+                finish = (reason, (*path, "finish_reason"))
+        if name:
+            self._check_name(data, name)
+        # (4) its place
+        if self.terminal_read:
+            raise self.out_of_order("A content-filter chunk after [DONE]")
+        if finish is not None and self._finish is not None and finish[0] != self._finish:
+            raise self.out_of_order(
+                f"A second finish reason {quote(finish[0])} after {quote(self._finish)}"
+            )
+        self.ignore("content_filter_results" if choices else "prompt_filter_results")
+        # (5) against earlier events
+        if finish is not None and self._finish is None:
+            self._finish_with(*finish)
 
     def _done(self) -> None:
         # (4) its place
@@ -296,18 +403,22 @@ class Importer(StreamImporter):
         finish = choice.finish
         if finish is None or self._finish is not None:
             return  # no finish, or the same one repeated (gateways repeat it beside usage)
+        self._finish_with(finish, (*choice.path, "finish_reason"))
+
+    def _finish_with(self, finish: str, path: Path) -> None:
+        """The stream's finish reason, at ``path``: the tool calls complete, or never."""
         self._finish = finish
         if finish not in _COMPLETING:
             return  # the tool calls never complete
         for index in sorted(self._calls):
             call = self._calls[index]
             # Arguments came in earlier events: a refusal points at this event as a whole.
-            self.tool_call(call.id, call.name, "".join(call.arguments), None)
+            self.tool_call(call.id, call.name, "".join(call.arguments), None, index)
         if finish == "tool_calls" and not self._calls:
             raise Refusal(
                 _Code.RECORDING_STOP_REASON_MISMATCH,
                 "The finish reason is tool_calls but no tool call came",
-                (*choice.path, "finish_reason"),
+                path,
             )
 
     def _continue_call(self, fragment: _Fragment) -> None:
@@ -340,6 +451,113 @@ class Importer(StreamImporter):
         if fragment.arguments:
             call.arguments.append(fragment.arguments)
 
+    # -- a non-streamed answer -----------------------------------------------------------
+
+    def whole(self, body: PlainObject) -> None:
+        if body.get("object") != _COMPLETION:
+            self._error(body, "")  # the error body: `{"error": {...}}`
+            return
+        # (3) the body alone
+        response_id = self.identifier(body, "id", ())
+        choices = self.array(body, "choices", ())
+        usage = None if body.get("usage") is None else self._usage_of(body)
+        read = [self._whole_choice(item, ("choices", n)) for n, item in enumerate(choices)]
+        if not read:
+            raise self.malformed("A chat.completion without a choice", ("choices",))
+        choice = read[0]
+        _refuse_unsupported(choice.choice, "message")
+        if len(read) > 1:
+            raise Refusal(
+                _Code.RECORDING_UNSUPPORTED,
+                "A second choice: n > 1 has no place in a fixture",
+                ("choices", 1),
+            )
+        for call in choice.calls:
+            if call.custom:
+                raise _custom_tool_call((*call.path, "type"))
+        # (5) what its stream would give, in its order
+        self.start(response_id)
+        self.text(choice.choice.content or "")
+        finish = choice.choice.finish
+        assert finish is not None  # a whole choice's finish reason is required
+        if finish in _COMPLETING:
+            for number, call in enumerate(choice.calls):
+                arguments = (*call.path, "function", "arguments")
+                self.tool_call(call.id, call.name, call.arguments, arguments, number)
+            if finish == "tool_calls" and not choice.calls:
+                raise Refusal(
+                    _Code.RECORDING_STOP_REASON_MISMATCH,
+                    "The finish reason is tool_calls but the message has no tool call",
+                    (*choice.choice.path, "finish_reason"),
+                )
+        if choice.choice.refusal:
+            self.refused(choice.choice.refusal)
+        elif finish in _COMPLETING:
+            self.end(bool(choice.calls), usage, ())
+        else:
+            self.stopped(finish)
+
+    def _whole_choice(self, item: PlainJson, path: Path) -> _WholeChoice:
+        """One choice of a ``chat.completion``, checked on its own (class 3)."""
+        if type(item) is not dict:
+            raise self.mistyped(item, dict, path)
+        index = self.field(item, "index", int, path)
+        message = self.obj(item, "message", path)
+        finish = self.string(item, "finish_reason", path)
+        message_path: Path = (*path, "message")
+        content = self.string(message, "content", message_path, optional=True)
+        refusal = self.string(message, "refusal", message_path, optional=True)
+        calls = self.array(message, "tool_calls", message_path, optional=True) or []
+        for key in _SKIPPED_DELTA_KEYS:
+            if message.get(key) is not None:
+                self.ignore(f"message.{key}")
+        checked = _Choice(
+            index,  # type: ignore[arg-type]  # checked to be an int
+            content,
+            refusal,
+            (),
+            finish,
+            message.get("function_call") is not None,
+            path,
+        )
+        calls_path: Path = (*message_path, "tool_calls")
+        return _WholeChoice(
+            checked, tuple(self._whole_call(call, (*calls_path, n)) for n, call in enumerate(calls))
+        )
+
+    def _whole_call(self, call: PlainJson, path: Path) -> _WholeCall:
+        if type(call) is not dict:
+            raise self.mistyped(call, dict, path)
+        call_id = self.identifier(call, "id", path)
+        if self.string(call, "type", path, optional=True) == "custom":
+            return _WholeCall(call_id, "", "", True, path)
+        function = self.obj(call, "function", path)
+        function_path: Path = (*path, "function")
+        name = self.identifier(function, "name", function_path)
+        # Optional, as a stream's fragments are: a gateway leaves it out of a call without
+        # arguments, which is `{}`, as its stream would give.
+        arguments = self.string(function, "arguments", function_path, optional=True) or ""
+        return _WholeCall(call_id, name, arguments, False, path)
+
+
+class _WholeCall(NamedTuple):
+    """One tool call of a non-streamed message, checked on its own."""
+
+    id: str
+    name: str
+    arguments: str
+    custom: bool
+    """A custom tool call (free-form input), which a fixture cannot hold."""
+    path: Path
+
+
+class _WholeChoice(NamedTuple):
+    """The one choice of a ``chat.completion``: the parts a stream's choice has, and
+    the tool calls whole."""
+
+    choice: _Choice
+    calls: tuple[_WholeCall, ...]
+
 
 def _fragment(call: PlainJson, path: Path) -> _Fragment:
     """A tool-call fragment checked on its own (class 3)."""
@@ -368,11 +586,13 @@ def _fragment(call: PlainJson, path: Path) -> _Fragment:
             if type(given_arguments) is not str:
                 StreamImporter.refuse(function, "arguments", str, function_path)
             arguments = given_arguments
-    return _Fragment(index, call_id, name, arguments, function is not None, path)
+    custom = call.get("type") == "custom" or call.get("custom") is not None
+    return _Fragment(index, call_id, name, arguments, function is not None, custom, path)
 
 
-def _refuse_unsupported(choice: _Choice) -> None:
-    """Class 3, second half: the shapes a fixture cannot hold."""
+def _refuse_unsupported(choice: _Choice, content: str = "delta") -> None:
+    """Class 3, second half: the shapes a fixture cannot hold. ``content`` is the key of
+    the choice's content: a stream's ``delta``, a whole answer's ``message``."""
     if choice.choice_index != 0:
         raise Refusal(
             _Code.RECORDING_UNSUPPORTED,
@@ -382,8 +602,8 @@ def _refuse_unsupported(choice: _Choice) -> None:
     if choice.legacy_call:
         raise Refusal(
             _Code.RECORDING_UNSUPPORTED,
-            "A legacy `function_call` delta: only `tool_calls` have a place in a fixture",
-            (*choice.path, "delta", "function_call"),
+            f"A legacy `function_call` {content}: only `tool_calls` have a place in a fixture",
+            (*choice.path, content, "function_call"),
         )
     if choice.finish == "function_call":
         raise Refusal(
@@ -391,6 +611,18 @@ def _refuse_unsupported(choice: _Choice) -> None:
             "The legacy finish reason function_call: only tool calls have a place in a fixture",
             (*choice.path, "finish_reason"),
         )
+    for fragment in choice.fragments:
+        if fragment.custom:
+            raise _custom_tool_call((*fragment.path, "type"))
+
+
+def _custom_tool_call(path: Path) -> Refusal:
+    return Refusal(
+        _Code.RECORDING_UNSUPPORTED,
+        "A custom tool call (free-form input) has no place in a fixture: its tool calls "
+        "take JSON object arguments",
+        path,
+    )
 
 
 # -- rendering ------------------------------------------------------------------------------

@@ -13,14 +13,19 @@ terminal, for an item that was added and is not done); then against earlier even
   ``message`` items carry text (``response.output_text.delta``) and refusal text
   (``response.refusal.delta``); ``function_call`` items are tool calls, complete at
   their ``response.output_item.done``, whose ``item.arguments`` must equal the
-  argument deltas when there were any; a ``custom_tool_call`` is unsupported; every
-  other kind (reasoning, web search, ...) is ignored with its events.
+  argument deltas when there were any; a ``custom_tool_call``, and every item that asks
+  the client to act (a computer, shell or patch call, an MCP approval, a client-side
+  tool search), is unsupported; every other kind (reasoning, web search, ...) is
+  ignored with its events.
 - ``response.completed`` ends the response (``tool_call`` when a function call
   completed, else ``stop``; any refusal text makes it a ``refusal`` transport error);
   ``response.incomplete`` is a transport error coded with its reason;
   ``response.failed`` one with its ``response.error``; an ``error`` event is the
-  provider error event. One ``data: [DONE]`` may trail the terminal.
+  provider error event (its fields nested under ``error``, as the live API sends them,
+  or at the top). One ``data: [DONE]`` may trail the terminal.
 - Every other ``response.*`` event is ignorable: it only obeys the place rules.
+- A non-streamed ``response`` object gives what its stream would: its ``output`` items
+  in order, then its ``status`` read as the terminal event of that name.
 
 **Serve.** ``Renderer`` streams ``response.created``; a ``message`` item for each run
 of text deltas (added, content part added, one ``output_text.delta`` per delta, then
@@ -35,7 +40,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import Final
+from typing import Final, NamedTuple
 
 from .._errors import FixtureProviderError
 from .._json import JsonValue, PlainJson, thaw
@@ -59,7 +64,17 @@ from ._recording import (
 from ._rendering import StreamRenderer, compact, error_words
 from ._sse import format_event
 
-__all__ = ["FORMAT", "Importer", "Renderer", "detects", "fits"]
+__all__ = [
+    "FORMAT",
+    "Importer",
+    "Renderer",
+    "detects",
+    "detects_whole",
+    "fits",
+    "fits_whole",
+    "precedes",
+    "read_error_body",
+]
 
 FORMAT: Final = "openai-responses"
 
@@ -67,7 +82,22 @@ _PREFIX: Final = "response."
 _ERROR: Final = "error"
 _MESSAGE: Final = "message"
 _FUNCTION_CALL: Final = "function_call"
-_CUSTOM_TOOL_CALL: Final = "custom_tool_call"
+_RESPONSE_OBJECT: Final = "response"
+_CLIENT_ACTIONS: Final = frozenset(
+    {
+        "custom_tool_call",
+        "computer_call",
+        "local_shell_call",
+        "shell_call",
+        "apply_patch_call",
+        "mcp_approval_request",
+    }
+)
+"""Items that ask the client to act, which a fixture has no place for: ignoring them
+would turn a request for action into a clean stop. A ``tool_search_call`` joins them
+when its ``execution`` is ``client``."""
+_TERMINALS: Final = ("completed", "incomplete", "failed")
+"""The statuses of a non-streamed response, read as the terminal event of that name."""
 
 # Events that only restate what other events say (a part opened, a text finished):
 # skipping them loses nothing, so ``ignored`` does not count them.
@@ -90,10 +120,62 @@ def detects(first: PlainObject) -> bool:
     return type(kind) is str and kind.startswith(_PREFIX)
 
 
+def precedes(event: PlainObject) -> bool:
+    """Whether an event may come before the start without telling a format: none."""
+    return False
+
+
 def fits(first: PlainObject) -> bool:
     """Whether a first event may open a recording of this format."""
     kind = first.get("type")
     return type(kind) is str and (kind == _ERROR or kind.startswith(_PREFIX))
+
+
+def detects_whole(body: PlainObject) -> bool:
+    """Whether a non-streamed body says this format: a ``response`` object."""
+    return body.get("object") == _RESPONSE_OBJECT
+
+
+def fits_whole(body: PlainObject) -> bool:
+    """Whether a non-streamed body is this format's: a ``response`` object, or the
+    error body ``{"error": ...}``."""
+    return body.get("object") == _RESPONSE_OBJECT or body.get("error") is not None
+
+
+def read_error_body(body: PlainObject) -> tuple[str, str | None] | None:
+    """The message and code of an HTTP error body, ``{"error": {"message": M, "code": C,
+    "type": T}}`` (the code, else the type); ``None`` for a body of another shape."""
+    error = body.get("error")
+    if body.get("object") == _RESPONSE_OBJECT or type(error) is not dict:
+        return None
+    message = error.get("message")
+    if type(message) is not str:
+        return None
+    code = error.get("code")
+    if type(code) is not str:
+        code = error.get("type")
+    return message, code if type(code) is str else None
+
+
+def _asks_the_client(kind: str, item: PlainObject) -> bool:
+    """Whether an item of this kind asks the client to act."""
+    return kind in _CLIENT_ACTIONS or (
+        kind == "tool_search_call" and item.get("execution") == "client"
+    )
+
+
+def _unsupported(kind: str, path: Path) -> Refusal:
+    if kind == "custom_tool_call":
+        reason = (
+            "(free-form tool input) has no place in a fixture: its tool calls take JSON "
+            "object arguments"
+        )
+    else:
+        reason = (
+            "asks the client to act, which a fixture has no place for (ignoring it would "
+            "turn the request for action into a clean stop)"
+        )
+    return Refusal(_Code.RECORDING_UNSUPPORTED, f"A {quote(kind)} item {reason}", path)
 
 
 # -- import -------------------------------------------------------------------------------
@@ -107,13 +189,17 @@ _RESPONSE: Final[Path] = ("response",)
 class _Item:
     """An output item between its ``output_item.added`` and ``output_item.done``."""
 
-    __slots__ = ("arguments", "call_id", "done", "kind", "name")
+    __slots__ = ("arguments", "call_id", "done", "kind", "name", "output_index")
 
-    def __init__(self, kind: str, call_id: str = "", name: str = "") -> None:
+    def __init__(
+        self, kind: str, call_id: str = "", name: str = "", output_index: int | None = None
+    ) -> None:
         self.kind = kind
         """The item's ``type``: ``message``, ``function_call``, or an ignored kind."""
         self.call_id = call_id
         self.name = name
+        self.output_index = output_index
+        """Where the item is in the response's output, if the event said."""
         self.arguments: list[str] = []
         """A function call's argument deltas, in order."""
         self.done = False
@@ -170,14 +256,7 @@ class Importer(StreamImporter):
 
     def _on_completed(self, data: PlainObject) -> None:
         response, response_id = self._terminal_response(data)
-        usage: tuple[int, int] | None = None
-        recorded = self.obj(response, "usage", _RESPONSE, optional=True)
-        if recorded is not None:
-            where = ("response", "usage")
-            input_tokens = self.count(recorded, "input_tokens", where)
-            output_tokens = self.count(recorded, "output_tokens", where)
-            assert input_tokens is not None and output_tokens is not None  # both required
-            usage = (input_tokens, output_tokens)
+        usage = self._usage_of(response, ("response", "usage"))
         self._check_terminal_place("response.completed", response_id)
         for item_id, item in self._items.items():
             if item.kind == _FUNCTION_CALL and not item.done:
@@ -207,8 +286,15 @@ class Importer(StreamImporter):
         self.failed(message, code if type(code) is str else None)
 
     def _on_error(self, data: PlainObject) -> None:
-        message = self.string(data, "message", _ROOT)
-        code = data.get("code")
+        error = data.get("error")
+        if type(error) is dict:  # as the live API sends it: the fields under `error`
+            message = self.string(error, "message", ("error",))
+            code = error.get("code")
+            if type(code) is not str:
+                code = error.get("type")
+        else:
+            message = self.string(data, "message", _ROOT)
+            code = data.get("code")
         if self.terminal_read:
             raise self._after_terminal("error")
         self.provider_error(message, code if type(code) is str else None)
@@ -245,16 +331,15 @@ class Importer(StreamImporter):
         item_id = self.identifier(item, "id", _ITEM)
         kind = self.string(item, "type", _ITEM)
         if kind == _FUNCTION_CALL:
+            output_index = data.get("output_index")
             entry = _Item(
-                kind, self.identifier(item, "call_id", _ITEM), self.identifier(item, "name", _ITEM)
+                kind,
+                self.identifier(item, "call_id", _ITEM),
+                self.identifier(item, "name", _ITEM),
+                output_index if type(output_index) is int else None,
             )
-        elif kind == _CUSTOM_TOOL_CALL:
-            raise Refusal(
-                _Code.RECORDING_UNSUPPORTED,
-                "A `custom_tool_call` item (free-form tool input) has no place in a fixture: "
-                "its tool calls take JSON object arguments",
-                ("item", "type"),
-            )
+        elif _asks_the_client(kind, item):
+            raise _unsupported(kind, ("item", "type"))
         else:
             entry = _Item(kind)
         self._check_place("response.output_item.added")
@@ -306,7 +391,9 @@ class Importer(StreamImporter):
                 "`response.function_call_arguments.delta` fragments",
                 ("item", "arguments"),
             )
-        self.tool_call(entry.call_id, entry.name, arguments, ("item", "arguments"))
+        self.tool_call(
+            entry.call_id, entry.name, arguments, ("item", "arguments"), entry.output_index
+        )
         self._tool_called = True
 
     def _on_text_delta(self, data: PlainObject) -> None:
@@ -382,6 +469,146 @@ class Importer(StreamImporter):
             f"`{kind}` for output item {quote(item_id)}, which is a {quote(entry.kind)} item",
             ("item_id",),
         )
+
+    # -- a non-streamed answer ---------------------------------------------------------
+
+    def whole(self, body: PlainObject) -> None:
+        if body.get("object") != _RESPONSE_OBJECT:
+            self._error_body(body)
+            return
+        # (3) the body alone: every key first, then what a fixture cannot hold
+        response_id = self.identifier(body, "id", _ROOT)
+        status = self.string(body, "status", _ROOT)
+        output = self.array(body, "output", _ROOT)
+        usage = self._usage_of(body, ("usage",))
+        items = [self._whole_item(item, n) for n, item in enumerate(output)]
+        reason = message = ""
+        code: PlainJson = None
+        if status == "incomplete":
+            details = self.obj(body, "incomplete_details", _ROOT)
+            reason = self.string(details, "reason", ("incomplete_details",))
+        elif status == "failed":
+            error = self.obj(body, "error", _ROOT)
+            message = self.string(error, "message", ("error",))
+            code = error.get("code")
+        for item in items:
+            if item.unsupported:
+                raise _unsupported(item.kind, (*item.path, "type"))
+        if status not in _TERMINALS:
+            raise Refusal(
+                _Code.RECORDING_UNSUPPORTED,
+                f"A response whose status is {quote(status)}: only a completed, incomplete "
+                "or failed response has a place in a fixture",
+                ("status",),
+            )
+        # (5) what its stream would give, in its order
+        self.start(response_id)
+        for item in items:
+            self._emit_item(item, status)
+        if status == "incomplete":
+            self.stopped(reason)
+        elif status == "failed":
+            self.failed(message, code if type(code) is str else None)
+        elif self._refusal:
+            self.refused("".join(self._refusal))
+        else:
+            self.end(self._tool_called, usage, _ROOT)
+
+    def _whole_item(self, item: PlainJson, index: int) -> _WholeItem:
+        """Output item ``index`` of a ``response`` object, checked on its own (class 3)."""
+        path: Path = ("output", index)
+        if type(item) is not dict:
+            raise self.mistyped(item, dict, path)
+        kind = self.string(item, "type", path)
+        item_status = self.string(item, "status", path, optional=True)
+        if kind == _MESSAGE:
+            parts: list[tuple[str, str]] = []
+            for n, part in enumerate(self.array(item, "content", path)):
+                part_path: Path = (*path, "content", n)
+                if type(part) is not dict:
+                    raise self.mistyped(part, dict, part_path)
+                part_kind = self.string(part, "type", part_path)
+                if part_kind == "output_text":
+                    parts.append((part_kind, self.string(part, "text", part_path)))
+                elif part_kind == "refusal":
+                    parts.append((part_kind, self.string(part, "refusal", part_path)))
+                else:
+                    parts.append((part_kind, ""))
+            return _WholeItem(kind, index, item_status, parts=tuple(parts))
+        if kind == _FUNCTION_CALL:
+            call = (
+                self.identifier(item, "call_id", path),
+                self.identifier(item, "name", path),
+                self.string(item, "arguments", path),
+            )
+            return _WholeItem(kind, index, item_status, call=call)
+        return _WholeItem(kind, index, item_status, unsupported=_asks_the_client(kind, item))
+
+    def _emit_item(self, item: _WholeItem, status: str) -> None:
+        """The records of one checked output item (class 5)."""
+        if item.kind == _MESSAGE:
+            for kind, text in item.parts:
+                if kind == "output_text":
+                    self.text(text)
+                elif kind == "refusal":
+                    if text:
+                        self._refusal.append(text)
+                else:
+                    self.ignore(f"output.message.content:{kind}")
+        elif item.call is not None:
+            if item.status not in (None, "completed"):
+                # Its stream had no `output_item.done` for it: never a tool call.
+                if status == "completed":
+                    raise self.malformed(
+                        f"The response completed while function call {quote(item.call[0])} "
+                        f"is {quote(item.status)}",
+                        (*item.path, "status"),
+                    )
+                return
+            call_id, name, arguments = item.call
+            self.tool_call(call_id, name, arguments, (*item.path, "arguments"), item.position)
+            self._tool_called = True
+        else:
+            self.ignore(f"output:{item.kind}")
+
+    def _usage_of(self, owner: PlainObject, path: Path) -> tuple[int, int] | None:
+        """The token counts of ``owner[usage]`` (at ``path``): a null or missing usage is
+        ``None`` (the fallback's turn)."""
+        recorded = self.obj(owner, "usage", path[:-1], optional=True)
+        if recorded is None:
+            return None
+        input_tokens = self.count(recorded, "input_tokens", path)
+        output_tokens = self.count(recorded, "output_tokens", path)
+        assert input_tokens is not None and output_tokens is not None  # both required
+        return (input_tokens, output_tokens)
+
+    def _error_body(self, body: PlainObject) -> None:
+        """The error body of an HTTP answer: ``{"error": {"message": ..., "code": ...}}``."""
+        error = self.obj(body, "error", _ROOT)
+        message = self.string(error, "message", ("error",))
+        code = error.get("code")
+        if type(code) is not str:
+            code = error.get("type")
+        self.provider_error(message, code if type(code) is str else None)
+
+
+class _WholeItem(NamedTuple):
+    """One output item of a non-streamed response, checked on its own."""
+
+    kind: str
+    position: int
+    """Where the item is in ``output``."""
+    status: str | None
+    parts: tuple[tuple[str, str], ...] = ()
+    """A message's content parts: each part's type and its text (or refusal)."""
+    call: tuple[str, str, str] | None = None
+    """A function call's ``call_id``, ``name`` and ``arguments``."""
+    unsupported: bool = False
+    """The item asks the client to act."""
+
+    @property
+    def path(self) -> Path:
+        return ("output", self.position)
 
 
 _Handler = Callable[[Importer, PlainObject], None]

@@ -55,7 +55,8 @@ class RecordingErrorCode(enum.StrEnum):
     """Why a recording was refused. Each value equals its name."""
 
     RECORDING_UNREADABLE = "RECORDING_UNREADABLE"
-    """Not UTF-8, an unreadable file, no event with data, a cassette with no stream."""
+    """Not UTF-8, an unreadable file, no event with data, a cassette with no model call
+    or without PyYAML, an unknown ``content-encoding``, too many records."""
     RECORDING_UNKNOWN_FORMAT = "RECORDING_UNKNOWN_FORMAT"
     """Auto-detection failed, or the first event does not fit the given format."""
     RECORDING_INVALID_JSON = "RECORDING_INVALID_JSON"
@@ -73,7 +74,9 @@ class RecordingErrorCode(enum.StrEnum):
     RECORDING_MISSING_USAGE = "RECORDING_MISSING_USAGE"
     """A successful stream without usage, and no ``usage=`` fallback."""
     RECORDING_UNSUPPORTED = "RECORDING_UNSUPPORTED"
-    """More than one choice, legacy function calls, custom tool calls."""
+    """More than one choice, legacy function calls, custom tool calls, items that ask the
+    client to act, a non-streamed Responses status other than completed, incomplete or
+    failed."""
 
 
 class RecordingError(Exception):
@@ -133,7 +136,8 @@ def _rebuild(code: RecordingErrorCode, message: str) -> RecordingError:
 
 @dataclass(frozen=True, slots=True)
 class Recording:
-    """One imported stream: a fixture response and what was left out on purpose."""
+    """One imported answer (a stream, or a non-streamed body): a fixture response and
+    what was left out on purpose."""
 
     format: str
     """The format name: ``openai-chat``, ``openai-responses`` or ``anthropic``."""
@@ -142,7 +146,8 @@ class Recording:
     ignored: Mapping[str, int]
     """Counts of events skipped because a fixture has no place for them (informational)."""
     truncated: bool
-    """True when the input ended before the terminal event and no provider error came."""
+    """True when the input ended before the terminal event (in the middle of its last
+    line, maybe) and no provider error came; never for a non-streamed body."""
     schema_version: int = 1
     """The fixture schema version the response's records are written in (1 or 2)."""
 
@@ -245,6 +250,11 @@ class StreamImporter:
         """Judge one event and emit its records; raise ``Refusal``."""
         raise NotImplementedError
 
+    def whole(self, body: PlainObject) -> None:
+        """Judge the JSON body of a non-streamed answer (or the format's error body) and
+        emit the records its stream would give; raise ``Refusal``."""
+        raise NotImplementedError
+
     def finish_input(self) -> None:
         """The input ended, with no provider error event: a format whose end is decided
         there (gemini) emits it now. A ``Refusal`` is located at the last event ``feed``
@@ -262,12 +272,18 @@ class StreamImporter:
         if text:
             self._emit({"type": "text_delta", "text": text})
 
-    def tool_call(self, call_id: str, name: str, arguments: str, path: Path | None) -> None:
+    def tool_call(
+        self, call_id: str, name: str, arguments: str, path: Path | None, index: int | None
+    ) -> None:
         """A complete tool call; ``arguments`` is the concatenated JSON text.
 
-        ``path`` locates a refusal of the arguments (``None``: the event as a whole).
+        ``path`` locates a refusal of the arguments (``None``: the event as a whole);
+        ``index`` is the call's place in the provider's words (a tool-call index, a
+        block or output index), which a refusal names with the id and the name.
         """
-        parsed = refreeze(parse_arguments(arguments, path))
+        where = "" if index is None else f" {index}"
+        call = f"tool call{where} (id {quote(call_id)}, name {quote(name)})"
+        parsed = refreeze(parse_arguments(arguments, path, call))
         self._emit({"type": "tool_call", "id": call_id, "name": name, "arguments": parsed})
 
     def end(self, tool_call: bool, usage: Usage | None, path: Path | None) -> None:
@@ -499,8 +515,9 @@ _KINDS: Final[Mapping[type, str]] = {
 }
 
 
-def parse_arguments(text: str, path: Path | None) -> PlainObject:
-    """Tool-call arguments as a JSON object; ``""`` is ``{}``. Raises ``Refusal``."""
+def parse_arguments(text: str, path: Path | None, call: str = "the tool call") -> PlainObject:
+    """Tool-call arguments as a JSON object; ``""`` is ``{}``. Raises ``Refusal``, whose
+    message names ``call``."""
     if text == "":
         return {}
     try:
@@ -508,14 +525,14 @@ def parse_arguments(text: str, path: Path | None) -> PlainObject:
     except JsonSyntaxError as error:
         raise Refusal(
             _Code.RECORDING_MALFORMED_EVENT,
-            f"The tool call's arguments are not strict JSON: {error.message} "
+            f"The arguments of {call} are not strict JSON: {error.message} "
             f"(at character {error.offset} of the arguments)",
             path,
         ) from None
     if type(value) is not dict:
         raise Refusal(
             _Code.RECORDING_MALFORMED_EVENT,
-            f"Expected the tool call's arguments to be a JSON object, got {_kind(value)}",
+            f"Expected the arguments of {call} to be a JSON object, got {_kind(value)}",
             path,
         )
     return value

@@ -502,6 +502,15 @@ def test_no_finish_reason_by_the_end_is_a_cut_stream() -> None:
     assert thaw(recording.response)["records"] == [start(), {"type": "text_delta", "text": "a"}]
 
 
+def test_a_stream_cut_inside_its_last_chunk_is_cut_even_after_the_finish() -> None:
+    finished = stream(part_chunk({"text": "a"}, finish="STOP", usageMetadata=usage()))
+    cut = finished + 'data: {"usageMetadata": {"promptTok'  # the input ends mid-chunk
+    recording = import_recording(cut, format="gemini")
+    assert recording.truncated is True
+    assert thaw(recording.response)["records"] == [start(), {"type": "text_delta", "text": "a"}]
+    assert records(finished)[-1]["type"] == "response_end"  # whole, the same stream ends
+
+
 def test_missing_usage_is_refused_at_the_finishing_chunk_unless_supplied() -> None:
     text = stream(part_chunk({"text": "a"}, finish="STOP"), part_chunk())
     assert_refused(text, Code.RECORDING_MISSING_USAGE, 0)

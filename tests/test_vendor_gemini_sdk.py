@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Final
 
 import pytest
@@ -16,7 +18,7 @@ from google import genai
 from google.genai import _api_client, errors, types
 
 from course import thaw
-from course.vendors import load_recordings, serve
+from course.vendors import load_recordings, record, serve
 
 from .vendor_helpers import RECORDINGS
 
@@ -228,3 +230,53 @@ def test_errors_carry_their_status_before_and_during_the_stream() -> None:
                 texts.append(chunk.text or "")
     assert texts == ["Here is the first", " part of the answer"]
     assert (raised.value.code, raised.value.status) == (503, "UNAVAILABLE")
+
+
+# -- record, then replay --------------------------------------------------------------------
+
+
+def seen(chunks: list[types.GenerateContentResponse]) -> list[dict[str, Any]]:
+    """What the client code sees of each chunk, but the HTTP headers (ids, dates)."""
+    return [chunk.model_dump(exclude={"sdk_http_response"}, exclude_none=True) for chunk in chunks]
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["whole", "stream"])
+def test_what_the_recorder_writes_replays_as_the_upstream_answered(
+    tmp_path: Path, streaming: bool
+) -> None:
+    names = ("thinking.sse", "tool_call.sse", "max_tokens.sse")
+    config = types.GenerateContentConfig(
+        automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True)
+    )
+    written = tmp_path / "gemini.json"
+    with (
+        serve(fixture(*names)) as upstream,
+        record(written, upstreams={"gemini": upstream.url}) as proxy,
+    ):
+        gemini = client(proxy.url)
+        answers = [ask(gemini, "sync", "x", config, streaming) for _ in names]
+    replayed = json.loads(written.read_text())
+    assert replayed["schemaVersion"] == 2
+    with serve(replayed) as server:
+        gemini = client(server.url)
+        again = [ask(gemini, "sync", "x", config, streaming) for _ in names]
+    assert [seen(chunks) for chunks in again] == [seen(chunks) for chunks in answers]
+    assert answers[1][0].function_calls[0].name == "add"  # type: ignore[index]
+
+
+def test_a_recorded_http_error_replays_with_its_status(tmp_path: Path) -> None:
+    quota = {"type": "transport_error", "message": "Quota exceeded", "status": 429}
+    written = tmp_path / "gemini.json"
+    with (
+        serve({"schemaVersion": 2, "responses": [{"records": [quota]}]}) as upstream,
+        record(written, upstreams={"gemini": upstream.url}) as proxy,
+        pytest.raises(errors.ClientError),
+    ):
+        client(proxy.url).models.generate_content(model="m", contents="x")
+    replayed = json.loads(written.read_text())
+    assert replayed["responses"] == [
+        {"records": [{**quota, "code": "RESOURCE_EXHAUSTED"}]}  # Google's word, read back
+    ]
+    with serve(replayed) as server, pytest.raises(errors.ClientError) as raised:
+        client(server.url).models.generate_content(model="m", contents="x")
+    assert (raised.value.code, raised.value.status) == (429, "RESOURCE_EXHAUSTED")

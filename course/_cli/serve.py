@@ -20,6 +20,7 @@ from types import FrameType
 from typing import Final
 
 from .._text import one_line, plural
+from ..vendors._gemini import ROUTES_SHOWN
 from ..vendors._server import MODELS_PATH, ROUTES, FixtureServer, logger, serve
 from ._fixtures import load
 from ._output import (
@@ -34,7 +35,7 @@ from ._output import (
 
 __all__ = ["HELP", "add_arguments", "run"]
 
-HELP = "serve a fixture over HTTP to the real OpenAI and Anthropic SDKs, until Ctrl-C"
+HELP = "serve a fixture over HTTP to the real OpenAI, Anthropic and Gemini SDKs, until Ctrl-C"
 
 _STOP_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
 
@@ -102,6 +103,7 @@ def _banner(out: Out, server: FixtureServer, name: str, responses: int) -> None:
     )
     for path, format in ROUTES.items():
         out.line(f"  {format:<17} POST {url}{path}")
+    out.line(f"  {'gemini':<17} POST {url}{ROUTES_SHOWN}")
     out.line(f"  {'models':<17} GET  {url}{MODELS_PATH}")
     out.line(
         f'  OpenAI:     OpenAI(base_url="{url}/v1", api_key="test")'
@@ -110,6 +112,11 @@ def _banner(out: Out, server: FixtureServer, name: str, responses: int) -> None:
     out.line(
         f'  Anthropic:  Anthropic(base_url="{url}", api_key="test")'
         + out.paint(f"   # or ANTHROPIC_BASE_URL={url} ANTHROPIC_API_KEY=test", DIM)
+    )
+    out.line(
+        f'  Gemini:     genai.Client(api_key="test", '
+        f'http_options=types.HttpOptions(base_url="{url}"))'
+        + out.paint(f"   # or GOOGLE_GEMINI_BASE_URL={url} GEMINI_API_KEY=test", DIM)
     )
 
 

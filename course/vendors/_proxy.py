@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Final, cast
 import httpx2
 
 from .._json import JsonValue, PlainJson, refreeze
-from . import _server
+from . import _gemini, _server
 from ._answer import PROVIDERS, Answer, Ending
 from ._redaction import credentials
 from ._server import (
@@ -166,6 +166,8 @@ class ProxyApp(FixtureApp):
         if scope.get("type") == "http" and scope.get("method") == "POST":
             path = _route_path(scope)
             format = ROUTES.get(path)
+            if format is None and _gemini.route(path, "") is not None:
+                format = _gemini.FORMAT
             if format is not None:
                 await self._post(format, path, scope, receive, send)
                 return

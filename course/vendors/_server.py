@@ -1,7 +1,7 @@
 """Serve a fixture to real SDK clients: the ASGI application and ``FixtureServer``.
 
 ``FixtureApp`` (what ``asgi_app`` returns) is a plain ASGI callable, standard library
-only. It routes the three providers' endpoints, gives each request that qualifies the
+only. It routes the four formats' endpoints, gives each request that qualifies the
 adapter's next response, and writes that response in the provider's wire format
 through the format's ``Renderer``: one send per chunk, as the adapter yields it.
 
@@ -50,6 +50,7 @@ from .._json_text import JsonSyntaxError, loads
 from .._model import CourseModelRequest
 from .._stream import CourseModelStream
 from .._text import one_line, plural, shorten
+from . import _gemini
 from ._importing import FORMATS
 from ._rendering import StreamRenderer
 
@@ -129,8 +130,9 @@ _JSON: Final = (b"content-type", b"application/json")
 _NO_RETRY: Final = (b"x-should-retry", b"false")
 
 _ROUTES_HINT: Final = (
-    f": this server answers POST {', '.join(ROUTES)} and GET {MODELS_PATH} "
-    "(an OpenAI client's base_url ends in /v1, an Anthropic client's does not)"
+    f": this server answers POST {', '.join(ROUTES)}, {_gemini.ROUTES_SHOWN} and GET "
+    f"{MODELS_PATH} (an OpenAI client's base_url ends in /v1, an Anthropic or Gemini "
+    "client's does not)"
 )
 
 # -- whose path: the provider whose error shape and request-id header an answer has ------
@@ -232,7 +234,8 @@ class FixtureApp:
 
     ``adapter`` is the adapter it serves; ``requests`` the JSON bodies of the requests
     that took a response, in order, as read-only values. ``renderers`` (a seam for
-    tests) replaces the formats' own ``Renderer`` classes, by format name.
+    tests) replaces the formats' own ``Renderer`` classes, by format name (but for
+    Gemini's, which its path configures).
     """
 
     def __init__(
@@ -304,6 +307,9 @@ class FixtureApp:
         request_id = f"request-{next(self._request_ids)}"
         answer = _Answer(send, provider, (_REQUEST_ID_HEADER[provider], request_id.encode()))
         format = ROUTES.get(path)
+        gemini = None if format is not None else _gemini.route(path, _query(scope))
+        if gemini is not None:
+            format = _gemini.FORMAT
         if path == MODELS_PATH:
             await self._models(method, answer, line)
             return
@@ -338,10 +344,15 @@ class FixtureApp:
             await answer.refuse(503, "The fixture server is stopping", _NO_RETRY)
             logger.info("%s -> 503 stopping", line)
             return
-        model = request.get("model")
-        renderer = self._renderers[format](
-            model if type(model) is str and model else DEFAULT_MODEL, request
-        )
+        if gemini is None:
+            model = request.get("model")
+            renderer = self._renderers[format](
+                model if type(model) is str and model else DEFAULT_MODEL, request
+            )
+            streaming = request.get("stream") is True
+        else:  # Gemini's path names the model and says whether to stream
+            renderer = _gemini.Renderer(gemini.model, request, mode=gemini.mode)
+            streaming = gemini.mode != "whole"
         controller = AbortController()
         stream = self.adapter.stream(CourseModelRequest(request_id), controller.signal)
         renderer.follow(stream)
@@ -353,7 +364,7 @@ class FixtureApp:
             controller,
             send,
             request_id=answer.request_id,
-            streaming=request.get("stream") is True,
+            streaming=streaming,
             # The fixture's schema version decides when streaming begins (an internal
             # field of the adapter, as the stream's are of the stream).
             version=self.adapter._version,
@@ -441,6 +452,12 @@ async def _lifespan(receive: Receive, send: Send) -> None:
             return
 
 
+def _query(scope: Scope) -> str:
+    """The request's query string (ASGI gives bytes; undecodable bytes stay as they are)."""
+    query = scope.get("query_string", b"")
+    return query.decode("latin-1") if isinstance(query, bytes) else ""
+
+
 def _route_path(scope: Scope) -> str:
     """The request's path below where the application is mounted."""
     path = str(scope.get("path", ""))
@@ -484,7 +501,7 @@ def _parse_body(body: bytes) -> dict[str, PlainJson] | str:
     return value
 
 
-def _json_bytes(value: Mapping[str, PlainJson]) -> bytes:
+def _json_bytes(value: Mapping[str, PlainJson] | list[PlainJson]) -> bytes:
     return _utf8(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
@@ -591,14 +608,15 @@ class _Exchange:
 
     async def _whole(self) -> None:
         try:
+            self._check_gemini()
             response = await self.stream.result()
+            if response.model is not None:
+                self.renderer.model = response.model
+            body = _json_bytes(self.renderer.whole(response))  # Gemini's may refuse a signature
         except FixtureProviderError as error:
             await self._error_response(error)
             return
         self.status = 200
-        if response.model is not None:
-            self.renderer.model = response.model
-        body = _json_bytes(self.renderer.whole(response))
         await self._start(200, _JSON)
         await self._send_raw({"type": "http.response.body", "body": body})
         self.detail = f"{self._taken()}: complete ({response.stop_reason}, not streamed)"
@@ -608,6 +626,7 @@ class _Exchange:
         renderer = self.renderer
         first = None
         try:
+            self._check_gemini()
             if self.version >= 2:
                 # Streaming begins once the response_start was read, so that a later
                 # delay is a wait between events, not before the status line.
@@ -619,22 +638,25 @@ class _Exchange:
         except FixtureProviderError as error:
             await self._error_response(error)  # nothing was streamed yet: an HTTP error
             return
+        headers = _SSE
+        if isinstance(renderer, _gemini.Renderer) and renderer.mode == "array":
+            headers = [_JSON]  # streamGenerateContent without alt=sse: one JSON array
         self.status = 200
         self.detail = f"stream, {self._taken()}: streaming"
-        await self._start(200, *_SSE)
+        await self._start(200, *headers)
         if first is None and self.version < 2:  # complete without a chunk
             response = await stream.result()
             text = self._open(response.response_id) + renderer.complete(response)
             await self._send_body(text, more=False)
             self.detail = f"stream, {self._taken()}: complete ({response.stop_reason}, 0 chunks)"
             return
-        text = self._open(cast("str", stream.response_id))
-        if first is not None:
-            self.chunks = 1
-            text += renderer.chunk(first)
-        if text:
-            await self._send_body(text)
-        try:
+        try:  # a renderer may refuse a chunk (Gemini: a signature that is not base64)
+            text = self._open(cast("str", stream.response_id))
+            if first is not None:
+                self.chunks = 1
+                text += renderer.chunk(first)
+            if text:
+                await self._send_body(text)
             async for chunk in stream:
                 self.chunks += 1
                 await self._send_body(renderer.chunk(chunk))
@@ -661,6 +683,13 @@ class _Exchange:
         renderer.start_usage = stream.start_usage
         return renderer.open(response_id)
 
+    def _check_gemini(self) -> None:
+        """Gemini's signatures, before anything is sent: google-genai decodes every one, so
+        one that is not base64 is the fixture's fault (``PROVIDER_INVALID_FIXTURE``)."""
+        records = self.stream._records
+        if isinstance(self.renderer, _gemini.Renderer) and records is not None:
+            _gemini.check_signatures(records, self._index() or 0)
+
     async def _error_response(self, error: FixtureProviderError) -> None:
         """A failure before anything was streamed: an HTTP error with the format's error
         body, the transport error's own status (version 2; else 500) and retry delay."""
@@ -668,8 +697,14 @@ class _Exchange:
         headers = [_JSON] if retryable else [_JSON, _NO_RETRY]
         status = error.transport_status or 500
         headers += _retry_after(error.transport_retry_after)
+        renderer = self.renderer
+        value: Mapping[str, PlainJson] | list[PlainJson]
+        if isinstance(renderer, _gemini.Renderer):  # its JSON-array stream wraps the body
+            status, value = renderer.error_answer(error)
+        else:
+            value = renderer.error_body(error)
         self.status = status
-        body = _json_bytes(self.renderer.error_body(error))
+        body = _json_bytes(value)
         await self._start(status, *headers)
         await self._send_raw({"type": "http.response.body", "body": body})
         taken = "" if self._index() is None else f"{self._taken()}: "

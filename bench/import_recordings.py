@@ -1,8 +1,11 @@
 """Benchmark: importing recordings, against the SDKs' own accumulation and the floor.
 
-Three recordings of 100,000 events each, generated in code: ``openai-chat``,
+Four recordings of 100,000 events each, generated in code: ``openai-chat``,
 ``openai-responses`` and ``anthropic`` streams (text deltas, then one tool call whose
-arguments arrive in 50 fragments). Each contender starts from the recording's bytes:
+arguments arrive in 50 fragments), and a thinking-heavy ``anthropic`` stream (a thinking
+block of deltas and its signature, redacted thinking, a short text, the call, cache and
+thinking counts: what schema version 2 imports and version 1 skipped). Each contender
+starts from the recording's bytes:
 
 - ``course``: ``course.vendors.import_recording(data)``, every check included;
 - ``sdk``: what the official SDK does with the same bytes: its SSE decoder, its
@@ -101,6 +104,60 @@ def anthropic_recording(events: int) -> bytes:
     event({"type": "content_block_stop", "index": 1})
     stop = {"stop_reason": "tool_use", "stop_sequence": None}
     event({"type": "message_delta", "delta": stop, "usage": {"output_tokens": events}})
+    event({"type": "message_stop"})
+    return "".join(lines).encode()
+
+
+def anthropic_thinking_recording(events: int) -> bytes:
+    """A thinking-heavy ``anthropic`` stream of ``events`` events: nearly all of them
+    thinking deltas, then the signature, redacted thinking, a short text and the call."""
+    lines: list[str] = []
+
+    def event(data: dict[str, Any]) -> None:
+        lines.append(f"event: {data['type']}\ndata: {json.dumps(data)}\n\n")
+
+    usage = {
+        "input_tokens": 10,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 2048,
+        "output_tokens": 1,
+    }
+    message = {"id": "msg_bench", "type": "message", "role": "assistant", "model": "m"}
+    event({"type": "message_start", "message": {**message, "content": [], "usage": usage}})
+    thinking = {"type": "thinking", "thinking": "", "signature": ""}
+    event({"type": "content_block_start", "index": 0, "content_block": thinking})
+    texts = 10
+    thoughts = events - _ARGUMENT_FRAGMENTS - texts - 12
+    for index in range(thoughts):
+        delta = {"type": "thinking_delta", "thinking": f"step {index} "}
+        event({"type": "content_block_delta", "index": 0, "delta": delta})
+    signature = {"type": "signature_delta", "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3h" * 4}
+    event({"type": "content_block_delta", "index": 0, "delta": signature})
+    event({"type": "content_block_stop", "index": 0})
+    redacted = {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix" * 8}
+    event({"type": "content_block_start", "index": 1, "content_block": redacted})
+    event({"type": "content_block_stop", "index": 1})
+    event(
+        {"type": "content_block_start", "index": 2, "content_block": {"type": "text", "text": ""}}
+    )
+    for index in range(texts):
+        delta = {"type": "text_delta", "text": f"word {index} "}
+        event({"type": "content_block_delta", "index": 2, "delta": delta})
+    event({"type": "content_block_stop", "index": 2})
+    block = {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}
+    event({"type": "content_block_start", "index": 3, "content_block": block})
+    fragments = ['{"a": "', *(f"x{i}" for i in range(_ARGUMENT_FRAGMENTS - 2)), '"}']
+    for fragment in fragments:
+        delta = {"type": "input_json_delta", "partial_json": fragment}
+        event({"type": "content_block_delta", "index": 3, "delta": delta})
+    event({"type": "content_block_stop", "index": 3})
+    stop = {"stop_reason": "tool_use", "stop_sequence": None}
+    end_usage = {
+        **usage,
+        "output_tokens": events,
+        "output_tokens_details": {"thinking_tokens": thoughts},
+    }
+    event({"type": "message_delta", "delta": stop, "usage": end_usage})
     event({"type": "message_stop"})
     return "".join(lines).encode()
 
@@ -220,6 +277,7 @@ def measure(runs: int, events: int) -> dict[str, dict[str, float]]:
         "openai-chat": (chat_recording(events), openai_sdk),
         "openai-responses": (responses_recording(events), responses_sdk),
         "anthropic": (anthropic_recording(events), anthropic_sdk),
+        "anthropic-thinking": (anthropic_thinking_recording(events), anthropic_sdk),
     }
     results: dict[str, dict[str, float]] = {}
     for name, (data, sdk) in cases.items():

@@ -339,7 +339,9 @@ def freeze(value: object, memo: Memo, enclosing: int, trusted: bool, plain_root:
     if enclosing >= limit:
         raise NotPlainJson(_TOO_DEEP, ())
     # The root's own items first: most records hold no container, and are done then.
-    items, copy = _items_and_copy(value)
+    # (An object's items are its members, as pairs; a container's copy starts empty.)
+    items: Iterator[Any] = iter(value.items()) if kind is dict else iter(value)  # type: ignore[attr-defined,call-overload]
+    copy: _Copy = {} if kind is dict else []
     try:
         found = (_fill_object if kind is dict else _fill_array)(items, copy, trusted)
     except _Refused as refused:
@@ -388,14 +390,6 @@ def _finished(memo: Memo, source: object, copy: _Copy, height: int) -> JsonValue
     if height > 1:
         heights[id(source)] = height
     return cast(JsonValue, frozen)
-
-
-def _items_and_copy(container: object) -> tuple[Iterator[Any], _Copy]:
-    """A container's items to go through (an object's members, as pairs), and its copy,
-    empty."""
-    if type(container) is dict:
-        return iter(container.items()), {}
-    return iter(cast("list[object]", container)), []
 
 
 def _walk(  # noqa: PLR0917  (positional: it is called once per record with containers)

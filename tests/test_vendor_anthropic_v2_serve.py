@@ -155,12 +155,6 @@ def test_refusal_and_pause_turn_are_their_own_stop_words(
 FRAGMENTS: Final = ["", '{"left": 20', ', "right": 22}']
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the server does not hand the stream to the renderer yet, so a call's "
-    "argumentFragments (which no chunk carries) go as one delta: the server's opening "
-    "must call Renderer.follow(stream)",
-)
 def test_each_fragment_is_one_input_json_delta_on_the_wire() -> None:
     call = {
         "type": "tool_call",

@@ -11,12 +11,15 @@ SDK's own accumulator builds from the same bytes.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from pathlib import Path
 from typing import Any, cast
 
 import openai
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from course import (
     CourseModelRequest,
@@ -314,11 +317,14 @@ def test_the_model_is_the_first_non_empty_chunk_model() -> None:
     assert result[0] == {"type": "response_start", "responseId": ID, "role": "assistant"}
 
 
-def test_a_model_that_is_not_a_string_is_malformed_in_version_2_only() -> None:
-    text_ = stream(chunk({"content": "a"}, model=4))
+def test_a_model_read_that_is_not_a_string_is_malformed_in_version_2_only() -> None:
+    first = chunk({"role": "assistant", "content": ""}, model="")
+    text_ = first + chunk({"content": "a"}, model=4) + chunk({}, "stop") + DONE
     error = assert_refused(text_, Code.RECORDING_MALFORMED_EVENT, 1, spot(text_, 3, '"model":'))
     assert "`model`" in error.message
-    assert import_recording(text_, schema_version=1).schema_version == 1
+    assert import_recording(text_, schema_version=1, usage=(1, 1)).schema_version == 1
+    # Once a chunk named the model, later chunks' `model` is not read.
+    assert records(stream(chunk({"content": "a"}, model=4)))[0] == START
 
 
 # -- usage -----------------------------------------------------------------------------------
@@ -498,10 +504,14 @@ def _sdk_completion(path: Path) -> Any:
     completion (carried by the error it raises for a length or content-filter end), or the
     non-streamed ``create``'s."""
     body = path.read_bytes()
-    messages: Any = [{"role": "user", "content": "hi"}]
     if path.suffix == ".json":
         client = openai_client(body, content_type="application/json")
-        return client.chat.completions.create(model="m", messages=messages)
+        return client.chat.completions.create(model="m", messages=[])
+    return _sdk_completion_of(body)
+
+
+def _sdk_completion_of(body: bytes) -> Any:
+    messages: Any = [{"role": "user", "content": "hi"}]
     try:
         with openai_client(body).chat.completions.stream(model="m", messages=messages) as sdk:
             return sdk.get_final_completion()
@@ -568,3 +578,108 @@ def test_the_sdk_agrees_with_the_version_2_replay(name: str) -> None:
     assert usage.reasoning_tokens == (
         None if completion_details is None else completion_details.reasoning_tokens
     )
+
+
+# -- generated recordings, against the SDK -------------------------------------------------------
+
+_characters = st.characters(codec="utf-8", exclude_categories=["Cs"])
+_ids = st.text(_characters, min_size=1, max_size=6)
+
+
+def _pieces(draw: st.DrawFn, text: str) -> list[str]:
+    """``text`` cut anywhere into fragments, the first maybe empty (as OpenAI opens a call)."""
+    cuts = sorted(draw(st.lists(st.integers(0, len(text)), max_size=4)))
+    bounds = [0, *cuts, len(text)]
+    return [text[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+@st.composite
+def chat_recordings(draw: st.DrawFn) -> tuple[str, list[list[str]]]:
+    """A recording as OpenAI streams it, with what version 2 keeps: refusal text, any
+    finish of the table, a call the ``length`` end cut, the usage details; and each
+    call's fragments, as sent."""
+    head = {"id": draw(_ids), "object": "chat.completion.chunk", "created": 1, "model": draw(_ids)}
+    events: list[dict[str, Any]] = []
+
+    def add(delta: dict[str, Any], finish: str | None = None) -> None:
+        events.append({**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+    add({"role": "assistant", "content": draw(st.sampled_from(["", None])), "refusal": None})
+    for kind in draw(st.lists(st.sampled_from(["content", "refusal"]), max_size=4)):
+        add({kind: draw(st.text(_characters, max_size=5))})
+    finish = draw(st.sampled_from(["stop", "tool_calls", "length", "content_filter"]))
+    ids = draw(st.lists(_ids, unique=True, min_size=finish == "tool_calls", max_size=3))
+    sent: list[list[str]] = []
+    for index, call_id in enumerate(ids):
+        arguments = draw(
+            st.dictionaries(st.text(_characters, max_size=3), st.integers(), max_size=2)
+        )
+        text = json.dumps(arguments, separators=draw(st.sampled_from([(",", ":"), (", ", ": ")])))
+        if finish == "length" and index == len(ids) - 1:
+            text = text[: draw(st.integers(0, len(text)))]  # the limit cut it
+        pieces = _pieces(draw, text)
+        sent.append(pieces)
+        first = {"index": index, "id": call_id, "type": "function"}
+        add({"tool_calls": [{**first, "function": {"name": "f", "arguments": pieces[0]}}]})
+        for piece in pieces[1:]:
+            add({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+    add({}, finish)
+    prompt, completion = draw(st.integers(0, 99)), draw(st.integers(0, 99))
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+    if draw(st.booleans()):
+        usage["prompt_tokens_details"] = {"cached_tokens": draw(st.integers(0, prompt))}
+    if draw(st.booleans()):
+        usage["completion_tokens_details"] = {"reasoning_tokens": draw(st.integers(0, completion))}
+    events.append({**head, "choices": [], "usage": usage})
+    return "".join(f"data: {json.dumps(event)}\n\n" for event in events) + DONE, sent
+
+
+@settings(max_examples=40)
+@given(chat_recordings())
+def test_generated_recordings_replay_to_what_the_sdk_builds(
+    case: tuple[str, list[list[str]]],
+) -> None:
+    text, sent = case
+    recording = import_recording(text)
+    response = replay(recording)
+    final = _sdk_completion_of(text.encode())
+    (choice,) = final.choices
+    message = choice.message
+    content = response.message.content
+    assert (response.response_id, response.model) == (final.id, final.model)
+    assert "".join(b.text for b in content if b.type == "text") == (message.content or "")
+    refused = "".join(b.text for b in content if b.type == "refusal")
+    assert refused == (message.refusal or "")
+    assert response.provider_stop_reason == choice.finish_reason
+    expected = {"length": "length", "content_filter": "contentFilter"}.get(choice.finish_reason)
+    if refused:
+        expected = "refusal"
+    elif expected is None:
+        expected = "toolCall" if message.tool_calls else "stop"
+    assert response.stop_reason == expected
+    # The calls the end keeps: completed at stop or tool_calls, the last one cut at length.
+    sdk_calls = message.tool_calls or []
+    keeps = choice.finish_reason in ("stop", "tool_calls") or (
+        choice.finish_reason == "length" and not refused
+    )
+    calls = [b for b in content if b.type in ("toolCall", "incompleteToolCall")]
+    assert [b.id for b in calls] == ([c.id for c in sdk_calls] if keeps else [])
+    for block, sdk_call in zip(calls, sdk_calls, strict=False):
+        if block.type == "incompleteToolCall":
+            assert block.arguments_text == (sdk_call.function.arguments or "")
+        else:
+            assert thaw(block.arguments) == json.loads(sdk_call.function.arguments or "{}")
+    kept = [r["argumentFragments"] for r in records_of(recording) if "argumentFragments" in r]
+    assert kept == (sent if keeps else [])  # every fragment, as streamed
+    usage, sdk_usage = response.usage, final.usage
+    assert (usage.input_tokens, usage.output_tokens) == (
+        sdk_usage.prompt_tokens,
+        sdk_usage.completion_tokens,
+    )
+    prompt, completion = sdk_usage.prompt_tokens_details, sdk_usage.completion_tokens_details
+    assert usage.cache_read_tokens == (prompt and prompt.cached_tokens)
+    assert usage.reasoning_tokens == (completion and completion.reasoning_tokens)

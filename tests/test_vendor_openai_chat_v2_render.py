@@ -79,7 +79,7 @@ def serve_stream(records: list[dict[str, Any]], request: Any = WITH_USAGE) -> Se
     async def run() -> Served:
         renderer = Renderer(REQUEST_MODEL, request)
         stream = _adapter(records).stream(CourseModelRequest(id="request-1"))._without_delays()
-        renderer.stream = stream
+        renderer.follow(stream)
         await stream._until_start()
         if stream.response_id is None:  # failed before its start: HTTP 500
             try:
@@ -104,7 +104,7 @@ def serve_whole(records: list[dict[str, Any]]) -> Served:
     async def run() -> Served:
         renderer = Renderer(REQUEST_MODEL)
         stream = _adapter(records).stream(CourseModelRequest(id="request-1"))._without_delays()
-        renderer.stream = stream
+        renderer.follow(stream)
         response = await stream.result()
         if response.model is not None:
             renderer.model = response.model

@@ -583,8 +583,10 @@ def test_generated_responses_validate_strictly_and_read_in_the_sdk(records: Reco
 
 
 def test_a_served_version_2_fixture_reaches_the_sdk_whole() -> None:
-    with serve(fixture(REASONED, CUT, CUT)) as server:
-        client = openai.OpenAI(base_url=server.url + "/v1", api_key="test", max_retries=0)
+    with (
+        serve(fixture(REASONED, CUT, CUT)) as server,
+        openai.OpenAI(base_url=server.url + "/v1", api_key="test", max_retries=0) as client,
+    ):
         with client.responses.stream(model=ASKED, input="Hi") as stream:
             final: Any = stream.get_final_response()
         events: list[Any] = list(client.responses.create(model=ASKED, input="Go", stream=True))
@@ -601,6 +603,8 @@ def test_a_served_version_2_fixture_reaches_the_sdk_whole() -> None:
         "max_output_tokens",
     )
     assert incomplete.output[-1].status == "incomplete"
+    deltas = [e.delta for e in events if e.type == "response.function_call_arguments.delta"]
+    assert deltas == ['{"left":', "20,", '"right":22}', '{"le', "ft"]  # one per fragment
     assert (whole.status, whole.model, whole.output[-1].arguments) == (
         "incomplete",
         MODEL,

@@ -60,7 +60,6 @@ from .._model import (
     CourseToolCallBlock,
     CourseToolCallChunk,
 )
-from .._stream import CourseModelStream
 from ._recording import (
     MAX_COUNT,
     Event,
@@ -119,9 +118,6 @@ _STOP_WORDS: Final[Mapping[str, tuple[str, ...]]] = {
 }
 """Serve: each stop reason's words, the one sent unless the fixture gives another of them
 first (anthropic has no content filter word: it says ``refusal``)."""
-
-_CALLS: Final = ("tool_call", "tool_call_incomplete")
-"""The record types whose ``argumentFragments`` a renderer streams."""
 
 
 def detects(first: PlainObject) -> bool:
@@ -342,7 +338,9 @@ class Importer(StreamImporter):
                 self.refuse(delta, "partial_json", str, ("delta",))
         elif self.schema_version >= 2:  # version 1 skips thinking with its deltas, unread
             if kind == "thinking_delta":
-                text = self.string(delta, "thinking", ("delta",))
+                text = delta.get("thinking")  # type: ignore[assignment]
+                if type(text) is not str:
+                    self.refuse(delta, "thinking", str, ("delta",))
             elif kind == "signature_delta":
                 fragment = self.identifier(delta, "signature", ("delta",))
         block = self._blocks.get(index, False)
@@ -366,7 +364,12 @@ class Importer(StreamImporter):
                 )
             block.parts.append(fragment)
         elif type(block) is _Thinking:
-            self._thinking_delta(block, kind, text, fragment)
+            if kind == "thinking_delta" and not block.signed:  # the hot path of thinking
+                if text:
+                    self.thinking(text)
+                    block.last = len(self.records)
+            else:
+                self._thinking_delta(block, kind, fragment)
         elif block is _REDACTED:
             raise self.malformed(
                 f"A redacted_thinking block takes no delta, got {quote(kind)}",
@@ -375,23 +378,22 @@ class Importer(StreamImporter):
         else:
             self.ignore(f"content_block_delta:{kind}")
 
-    def _thinking_delta(self, block: _Thinking, kind: str, text: str, signature: str) -> None:
+    def _thinking_delta(self, block: _Thinking, kind: str, signature: str) -> None:
+        """A thinking block's delta but a thinking delta of an unsigned block."""
         if kind == "thinking_delta":
-            if block.signed:
-                raise self.out_of_order(
-                    "A `thinking_delta` after its thinking block's `signature_delta`: the "
-                    "signature closes the block"
-                )
-            self._think(block, text)
-        elif kind == "signature_delta":
+            raise self.out_of_order(
+                "A `thinking_delta` after its thinking block's `signature_delta`: the "
+                "signature closes the block"
+            )
+        if kind == "signature_delta":
             if block.signed:
                 raise self.out_of_order("A second `signature_delta` in one thinking block")
             self._sign(block, signature)
-        else:
-            raise self.malformed(
-                f"A thinking block takes `thinking_delta` or `signature_delta`, got {quote(kind)}",
-                ("delta", "type"),
-            )
+            return
+        raise self.malformed(
+            f"A thinking block takes `thinking_delta` or `signature_delta`, got {quote(kind)}",
+            ("delta", "type"),
+        )
 
     def _think(self, block: _Thinking, text: str) -> None:
         """A thinking delta of ``block``; an empty one makes no record."""
@@ -760,14 +762,6 @@ class Renderer(StreamRenderer):
         ``""``."""
         self._thinking_at = -1
         """The course content index of the open thinking block."""
-        self._stream: CourseModelStream | None = None
-        self._fragments: dict[str, tuple[str, ...]] | None = None
-
-    def follow(self, stream: CourseModelStream) -> None:
-        """Render ``stream``, whose records hold its calls' ``argumentFragments`` (its
-        chunks carry only the whole arguments). Without it, each call's arguments go in
-        one delta."""
-        self._stream = stream
 
     def open(self, response_id: str) -> str:
         # The server has set ``model`` (the fixture's, else the request's) and
@@ -788,13 +782,13 @@ class Renderer(StreamRenderer):
     def chunk(self, chunk: CourseModelChunk) -> str:
         if type(chunk) is CourseTextDeltaChunk:
             head = ""
-            if self._open != _TEXT:
+            if self._open is not _TEXT:
                 head = self._close() + self._start_block({"type": "text", "text": ""})
                 self._open = _TEXT
             return head + self._delta({"type": "text_delta", "text": chunk.text})
         if type(chunk) is CourseThinkingDeltaChunk:
             head = ""
-            if self._open != _THINKING or self._thinking_at != chunk.content_index:
+            if self._open is not _THINKING or self._thinking_at != chunk.content_index:
                 block: PlainObject = {"type": "thinking", "thinking": "", "signature": ""}
                 head = self._close() + self._start_block(block)
                 self._open, self._thinking_at = _THINKING, chunk.content_index
@@ -838,7 +832,8 @@ class Renderer(StreamRenderer):
                 text.append(block.text)
                 continue
             if isinstance(block, CourseRefusalBlock | CourseIncompleteToolCallBlock):
-                # Left out, as when streamed; a message has no way to say a call was cut.
+                # Refusal text has no place here, streamed or not; nor has a cut call in
+                # a message, whose tool_use blocks are all whole.
                 continue
             if text:
                 content.append({"type": "text", "text": "".join(text)})
@@ -876,20 +871,14 @@ class Renderer(StreamRenderer):
     # -- what the chunks do not carry ----------------------------------------------------------
 
     def _fragments_of(self, call_id: str, joined: str | None) -> tuple[str, ...]:
-        """The call's ``argumentFragments``, read from the fixture's records: a chunk has
-        only the whole arguments. ``()`` when the records are not at hand (an async source)
-        or the call has none, but for a cut call (``joined``: its text), whose fragments
-        are then that text, in one piece."""
-        fragments = self._fragments
-        if fragments is None:
-            stream = self._stream
-            fragments = self._fragments = _fragments(() if stream is None else stream._records)
-        found = fragments.get(call_id)
-        if joined is None:
-            return () if found is None else found
-        if found is None or "".join(found) != joined:
-            return (joined,) if joined else ()
-        return found
+        """The call's ``argumentFragments``, which no chunk carries: the followed stream
+        has them. ``()`` when the call has none (or nothing is followed), but for a cut
+        call (``joined``: its text), whose fragments are then that text, in one piece."""
+        stream = self.stream
+        found = None if stream is None else stream._argument_fragments(call_id)
+        if found is not None:
+            return found
+        return () if joined is None or not joined else (joined,)
 
     # -- blocks -------------------------------------------------------------------------------
 
@@ -919,21 +908,3 @@ class Renderer(StreamRenderer):
             return ""
         self._open = ""
         return self._stop_block()
-
-
-def _fragments(records: tuple[object, ...]) -> dict[str, tuple[str, ...]]:
-    """Each tool call's fragments by call id, from one response's records (the first
-    record with an id wins: the parser refuses a later one before it streams)."""
-    found: dict[str, tuple[str, ...]] = {}
-    for record in records:
-        if not isinstance(record, Mapping) or record.get("type") not in _CALLS:
-            continue
-        call_id, fragments = record.get("id"), record.get("argumentFragments")
-        if type(call_id) is not str or call_id in found:
-            continue
-        # The first record with an id is the one that streams, fragments or none.
-        if isinstance(fragments, tuple | list) and all(type(part) is str for part in fragments):
-            found[call_id] = tuple(fragments)
-        else:
-            found[call_id] = ()
-    return found

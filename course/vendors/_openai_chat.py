@@ -204,7 +204,8 @@ class Importer(StreamImporter):
         self._refusal: list[str] = []
         self._usage: _Counts | None = None
         self._model_known = False
-        """Version 2: the start has its model (the first non-empty chunk ``model``)."""
+        """The start has its model (version 2: the first non-empty chunk ``model``;
+        version 1 keeps none), so later chunks' ``model`` is not read."""
 
     def feed(self, event: Event) -> None:
         data = event.data
@@ -240,9 +241,11 @@ class Importer(StreamImporter):
             self.refuse(data, "choices", list, ())
         counts = None if data.get("usage") is None else self._usage_of(data)
         model: str | None = None
-        if self.schema_version >= 2:
+        if not self._model_known:  # read until a chunk names the model (version 2)
             given = data.get("model")
-            if given is not None:
+            if self.schema_version < 2:
+                self._model_known = True  # version 1 keeps no model
+            elif given is not None:
                 if type(given) is not str:
                     self.refuse(data, "model", str, ())
                 model = given
@@ -269,14 +272,14 @@ class Importer(StreamImporter):
         # (5) against earlier events
         if not self.started:
             self.start(chunk_id, model=model)
-            self._model_known = bool(model)
+            self._model_known = self._model_known or bool(model)
         elif chunk_id != self.response_id:
             raise self.malformed(
                 f"The chunk's id {quote(chunk_id)} differs from the stream's "
                 f"{quote(self.response_id)}",
                 ("id",),
             )
-        elif model and not self._model_known:  # Azure's first chunks may name none
+        elif model:  # the first chunks may name none (Azure's)
             self.model(model)
             self._model_known = True
         if counts is not None:

@@ -857,8 +857,6 @@ _RESTATING_V2: Final = frozenset(
 
 # -- serve --------------------------------------------------------------------------------
 
-_CALLS: Final = ("tool_call", "tool_call_incomplete")
-"""The record types whose ``argumentFragments`` the renderer streams."""
 _TEXT_PART: Final = "output_text"
 _REFUSAL_PART: Final = "refusal"
 _INCOMPLETE_ENDS: Final[Mapping[str, tuple[str, ...]]] = {
@@ -895,9 +893,6 @@ class Renderer(StreamRenderer):
         """The reasoning item a thinking block is writing, while it is open."""
         self._thinking_index = -1
         """The ``content_index`` of the thinking block the open reasoning item renders."""
-        self._fragments: Mapping[str, tuple[str, ...]] | None = None
-        """Each call's ``argumentFragments`` by call id, read from the followed stream's
-        records when the first call comes (a chunk does not carry them)."""
 
     # -- streaming -------------------------------------------------------------------------
 
@@ -1077,13 +1072,11 @@ class Renderer(StreamRenderer):
         )
 
     def _fragments_of(self, call_id: str) -> list[str]:
-        """The call's ``argumentFragments`` (``[]``: none, or the records are not at hand,
-        as from an async source)."""
-        fragments = self._fragments
-        if fragments is None:
-            stream = self.stream
-            fragments = self._fragments = _fragments(() if stream is None else stream._records)
-        return list(fragments.get(call_id, ()))
+        """The call's ``argumentFragments`` (``[]``: none), from the followed stream (a
+        chunk does not carry them)."""
+        stream = self.stream
+        fragments = None if stream is None else stream._argument_fragments(call_id)
+        return list(fragments or ())
 
     # -- the events and the response object ------------------------------------------------
 
@@ -1169,23 +1162,6 @@ class Renderer(StreamRenderer):
     def error_body(error: FixtureProviderError) -> PlainObject:
         code, message = error_words(error)
         return {"error": {"message": message, "type": code, "code": code}}
-
-
-def _fragments(records: tuple[object, ...]) -> Mapping[str, tuple[str, ...]]:
-    """Each call's ``argumentFragments`` by call id, from one response's records (the
-    first record of an id is the one that streams: the parser refuses a later one)."""
-    found: dict[str, tuple[str, ...]] = {}
-    for record in records:
-        if not isinstance(record, Mapping) or record.get("type") not in _CALLS:
-            continue
-        call_id, fragments = record.get("id"), record.get("argumentFragments")
-        if type(call_id) is not str or call_id in found:
-            continue
-        if isinstance(fragments, tuple | list) and all(type(part) is str for part in fragments):
-            found[call_id] = tuple(fragments)
-        else:
-            found[call_id] = ()
-    return found
 
 
 def _incomplete_reason(response: CourseModelResponse) -> str | None:

@@ -227,7 +227,7 @@ def command_running(
 ) -> Iterator[tuple[subprocess.Popen[str], str, str]]:
     """A foreground command (``runner``, Python source run with ``args``) in a
     subprocess, its base URL (the group of ``started``, a pattern its first line
-    matches), and the banner it printed (up to its ``Anthropic:`` line)."""
+    matches), and the banner it printed (up to its ``Gemini:`` line, its last)."""
     root = Path(__file__).resolve().parent.parent
     process = subprocess.Popen(
         [sys.executable, "-W", "error", "-c", runner, *args],
@@ -244,7 +244,7 @@ def command_running(
         assert match is not None, first + process.stderr.read()  # type: ignore[union-attr]
         # Read the whole banner here: communicate() later reads the pipe, not this buffer.
         banner = [first]
-        while not banner[-1].lstrip().startswith("Anthropic:"):
+        while banner[-1] and not banner[-1].lstrip().startswith("Gemini:"):
             banner.append(process.stdout.readline())
         yield process, match.group(1), "".join(banner)
     finally:

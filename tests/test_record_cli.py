@@ -17,6 +17,7 @@ import openai
 import pytest
 
 from course._cli import COMMANDS
+from course.vendors._gemini import ROUTES_SHOWN
 
 from .helpers import child_env, command_running, stop
 from .record_helpers import OPENAI_KEY, Reply, events, recording, upstream
@@ -61,6 +62,9 @@ def test_record_prints_its_urls_a_line_per_call_and_writes_on_ctrl_c(
     assert f"POST {url}/v1/messages -> https://api.anthropic.com/v1/messages" in banner
     assert f'OpenAI(base_url="{url}/v1")' in banner
     assert f'Anthropic(base_url="{url}")' in banner
+    google = "https://generativelanguage.googleapis.com"
+    assert f"POST {url}{ROUTES_SHOWN} -> {google}{ROUTES_SHOWN}" in banner
+    assert f'genai.Client(http_options=types.HttpOptions(base_url="{url}"))' in banner
     log = [re.sub(r"^\d\d:\d\d:\d\d ", "", line) for line in out.splitlines()]
     assert log == [
         "call 1: POST /v1/chat/completions -> 200: 3 records, toolCall",

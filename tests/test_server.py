@@ -235,11 +235,14 @@ def refusal_shape(body: bytes) -> object:
             "type": "error",
             "error": {"type": "invalid_request_error", "message": str},
         }),
-        ("POST", "/v1beta/models/gemini-2.5-flash:generateContent", 404, {
+        ("POST", "/v1beta/models/gemini-2.5-flash:countTokens", 404, {
             "error": {"code": 404, "message": str, "status": "NOT_FOUND"},
         }),
-        ("POST", "/v1/tunedModels/mine:streamGenerateContent", 404, {
+        ("POST", "/v1/tunedModels/mine", 404, {
             "error": {"code": 404, "message": str, "status": "NOT_FOUND"},
+        }),
+        ("GET", "/v1alpha/models/m:streamGenerateContent", 405, {
+            "error": {"code": 405, "message": str, "status": "INVALID_ARGUMENT"},
         }),
     ],
 )  # fmt: skip
@@ -255,7 +258,11 @@ def test_refusals_have_the_error_shape_of_the_provider_the_path_belongs_to(
 
 @pytest.mark.parametrize(
     ("path", "body"),
-    [("/v1/chat/completions", b"[]"), ("/v1/messages", b"{")],
+    [
+        ("/v1/chat/completions", b"[]"),
+        ("/v1/messages", b"{"),
+        ("/v1beta/models/m:generateContent", b"[]"),
+    ],
 )
 def test_a_bad_body_is_400_in_the_routes_error_shape(path: str, body: bytes) -> None:
     client = request(app_for(roundtrip()), body, path=path)
@@ -264,6 +271,8 @@ def test_a_bad_body_is_400_in_the_routes_error_shape(path: str, body: bytes) -> 
     if path == "/v1/messages":
         assert error["type"] == "error"
         assert error["error"]["type"] == "invalid_request_error"
+    elif path.startswith("/v1beta/"):
+        assert (error["error"]["code"], error["error"]["status"]) == (400, "INVALID_ARGUMENT")
     else:
         assert (error["error"]["type"], error["error"]["code"]) == ("invalid_request_error", None)
 
@@ -397,7 +406,21 @@ def provider_of(path: str) -> str:
     return "openai"
 
 
+def is_gemini_route(path: str) -> bool:
+    """Whether ``path`` is one of Gemini's routes (SPEC-GEMINI's "The wire")."""
+    parts = path.removeprefix("/").split("/")
+    if len(parts) != 3 or parts[0] not in {"v1", "v1beta", "v1alpha"}:
+        return False
+    model, _, method = parts[2].rpartition(":")
+    return (
+        parts[1] in {"models", "tunedModels"}
+        and bool(model)
+        and method in {"generateContent", "streamGenerateContent"}
+    )
+
+
 PATHS = [*ROUTES, "/v1/models", "/v1/messages/batches", "/v1beta/models/m:generateContent", "/"]
+GOOGLE_REFUSALS = {400: "INVALID_ARGUMENT", 404: "NOT_FOUND", 405: "INVALID_ARGUMENT"}
 
 
 @settings(max_examples=60)
@@ -405,9 +428,12 @@ PATHS = [*ROUTES, "/v1/models", "/v1/messages/batches", "/v1beta/models/m:genera
     method=st.sampled_from(["GET", "POST", "PUT", "HEAD"]),
     path=st.one_of(
         st.sampled_from(PATHS),
-        st.lists(st.sampled_from(["v1", "v1beta", "messages", "models", "x", ""]), max_size=4).map(
-            lambda parts: "/" + "/".join(parts)
-        ),
+        st.lists(
+            st.sampled_from(
+                ["v1", "v1beta", "messages", "models", "x", "m:streamGenerateContent", ""]
+            ),
+            max_size=4,
+        ).map(lambda parts: "/" + "/".join(parts)),
     ),
     body=st.sampled_from([b"{}", b'{"stream": true}', b"[]", b"{"]),
 )
@@ -420,7 +446,8 @@ def test_every_answer_has_one_request_id_and_its_providers_error_shape(
     name = b"request-id" if provider == "anthropic" else b"x-request-id"
     other = b"x-request-id" if provider == "anthropic" else b"request-id"
     assert (client.headers[name], other in client.headers) == (b"request-1", False)
-    took = method == "POST" and path in ROUTES and body.startswith(b"{") and body != b"{"
+    route = path in ROUTES or is_gemini_route(path)
+    took = method == "POST" and route and body.startswith(b"{") and body != b"{"
     assert app.adapter.call_count == len(app.requests) == int(took)
     if client.status == 200:
         assert took or (method, path) == ("GET", "/v1/models")
@@ -430,7 +457,8 @@ def test_every_answer_has_one_request_id_and_its_providers_error_shape(
         assert error["type"] == "error"
         assert error["error"]["type"] in {"not_found_error", "invalid_request_error"}
     elif provider == "google":
-        assert (error["error"]["code"], error["error"]["status"]) == (404, "NOT_FOUND")
+        status = error["error"]["code"]
+        assert (status, error["error"]["status"]) == (client.status, GOOGLE_REFUSALS[status])
     else:
         assert error["error"]["type"] == "invalid_request_error"
 

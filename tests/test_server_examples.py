@@ -49,3 +49,12 @@ def test_the_pydantic_ai_example_calls_the_tool_then_prints_the_answer() -> None
         "tool add(left=20, right=22) = 42",
         "The sum is 42.",
     ]
+
+
+def test_the_gemini_example_sends_the_signed_call_back_then_prints_the_answer() -> None:
+    pytest.importorskip("google.genai", reason="needs google-genai (dev extra)")
+    assert run_example("serve_gemini.py") == [
+        "user: What is 20 + 22?",
+        "tool add({'left': 20, 'right': 22}) = 42",
+        "The sum is 42.",
+    ]

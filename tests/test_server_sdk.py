@@ -56,6 +56,22 @@ PATHS: Final = {
     "openai-responses": "/v1/responses",
     "anthropic": "/v1/messages",
 }
+GEMINI_PATH: Final = f"/v1beta/models/{MODEL}:streamGenerateContent?alt=sse"
+"""Gemini's stream, as google-genai asks for it (the path says the model, and to stream)."""
+GEMINI_WORDS: Final = (
+    "INVALID_ARGUMENT",
+    "UNAUTHENTICATED",
+    "PERMISSION_DENIED",
+    "NOT_FOUND",
+    "ABORTED",
+    "RESOURCE_EXHAUSTED",
+    "INTERNAL",
+    "NOT_IMPLEMENTED",
+    "UNAVAILABLE",
+    "DEADLINE_EXCEEDED",
+)
+"""The codes Gemini's error body carries as they are (SPEC-GEMINI's Failures); any
+other is the word for the HTTP status, INTERNAL for 500."""
 
 
 # -- the clients, set up as the README says -------------------------------------------------
@@ -91,7 +107,8 @@ class Clients:
         body = {"model": MODEL, "stream": True, "max_tokens": 64, "messages": ASK}
         if format == "openai-chat":  # the usage chunk comes only when asked for
             body["stream_options"] = {"include_usage": True}
-        response = self.http.post(self.server.url + PATHS[format], json=body)
+        path = GEMINI_PATH if format == "gemini" else PATHS[format]
+        response = self.http.post(self.server.url + path, json=body)
         assert response.status_code == 200
         assert response.headers["content-type"] == "text/event-stream"
         return response.content
@@ -436,7 +453,8 @@ def responses(
         for kind in kinds
     ]
     if failing:
-        failure = {"type": "transport_error", "message": draw(_TEXT), "code": draw(_IDS)}
+        code = draw(_IDS | st.sampled_from(GEMINI_WORDS))
+        failure = {"type": "transport_error", "message": draw(_TEXT), "code": code}
         return [start(response_id), *body, failure]
     stop = "tool_call" if "tool" in kinds else "stop"
     return [start(response_id), *body, end(response_id, stop, (draw(_COUNTS), draw(_COUNTS)))]
@@ -537,6 +555,27 @@ def test_importing_what_the_server_streams_gives_back_the_records(
         )
         assert not recording.truncated
         assert thaw(recording.response)["records"] == records, format
+    # Gemini imports version 2, so the path's model comes too (the fixture names none),
+    # the finish word and an error's HTTP status; a code that is none of Google's words
+    # is the word for 500.
+    recording = import_recording(feed(records).streamed("gemini"), format="gemini")
+    assert not recording.truncated
+    imported = cast("list[dict[str, object]]", thaw(recording.response)["records"])
+    assert imported[0].pop("model") == MODEL
+    last = imported[-1]
+    if last["type"] == "transport_error":
+        assert last.pop("status") == 500
+    else:
+        assert last.pop("providerStopReason") == "STOP"
+    assert imported == [in_gemini_words(record) for record in records]
+
+
+def in_gemini_words(record: object) -> object:
+    """``record`` as Gemini's error body carries it: its code, or the word for 500."""
+    failure = cast("dict[str, object]", record)
+    if failure["type"] != "transport_error" or failure["code"] in GEMINI_WORDS:
+        return record
+    return {**failure, "code": "INTERNAL"}
 
 
 # -- failures, retries, exhaustion ----------------------------------------------------------

@@ -234,7 +234,7 @@ def test_a_cassette_without_a_model_call_is_unreadable(tmp_path: Path) -> None:
     ids=["openai-code", "openai-type", "anthropic", "google", "no-provider-shape"],
 )
 def test_an_http_error_answer_is_one_transport_error_in_the_provider_s_words(
-    tmp_path: Path, uri: str, body: object, record: dict[str, str]
+    tmp_path: Path, uri: str, body: object, record: dict[str, object]
 ) -> None:
     path = write(tmp_path, interaction(uri, json.dumps(body), status={"code": 429}))
     assert responses(path) == [{"records": [{"type": "transport_error", **record, "status": 429}]}]

@@ -16,6 +16,7 @@ import time
 from typing import Final
 
 from .._text import one_line, plural
+from ..vendors import _gemini
 from ..vendors._answer import PROVIDERS
 from ..vendors._record import DEFAULT_UPSTREAMS, FixtureRecorder, logger, record
 from ..vendors._recording import RecordingError
@@ -132,4 +133,6 @@ def _banner(out: Out, recorder: FixtureRecorder, name: str, upstreams: dict[str,
     for path, format in ROUTES.items():
         target = upstreams[PROVIDERS[format]].rstrip("/") + path
         out.line(f"  {format:<17} POST {url}{path} -> {one_line(target)}")
+    target = upstreams[PROVIDERS[_gemini.FORMAT]].rstrip("/") + _gemini.ROUTES_SHOWN
+    out.line(f"  {_gemini.FORMAT:<17} POST {url}{_gemini.ROUTES_SHOWN} -> {one_line(target)}")
     _sdk_lines(out, url)

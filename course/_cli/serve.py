@@ -20,6 +20,7 @@ from types import FrameType
 from typing import Final
 
 from .._text import one_line, plural
+from ..vendors._gemini import ROUTES_SHOWN
 from ..vendors._server import MODELS_PATH, ROUTES, FixtureServer, logger, serve
 from ._fixtures import load
 from ._output import (
@@ -34,7 +35,7 @@ from ._output import (
 
 __all__ = ["HELP", "add_arguments", "run"]
 
-HELP = "serve a fixture over HTTP to the real OpenAI and Anthropic SDKs, until Ctrl-C"
+HELP = "serve a fixture over HTTP to the real OpenAI, Anthropic and Gemini SDKs, until Ctrl-C"
 
 _STOP_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
 
@@ -102,6 +103,7 @@ def _banner(out: Out, server: FixtureServer, name: str, responses: int) -> None:
     )
     for path, format in ROUTES.items():
         out.line(f"  {format:<17} POST {url}{path}")
+    out.line(f"  {'gemini':<17} POST {url}{ROUTES_SHOWN}")
     out.line(f"  {'models':<17} GET  {url}{MODELS_PATH}")
     _sdk_lines(out, url, api_key="test")
 
@@ -115,6 +117,13 @@ def _sdk_lines(out: Out, url: str, *, api_key: str | None = None) -> None:
             f'  {sdk + ":":<12}{sdk}(base_url="{base_url}"{argument})'
             + out.paint(f"   # or {env}_BASE_URL={base_url}{variable}", DIM)
         )
+    argument = "" if api_key is None else f'api_key="{api_key}", '
+    variable = "" if api_key is None else f" GEMINI_API_KEY={api_key}"
+    out.line(
+        f"  {'Gemini:':<12}genai.Client({argument}"
+        f'http_options=types.HttpOptions(base_url="{url}"))'
+        + out.paint(f"   # or GOOGLE_GEMINI_BASE_URL={url}{variable}", DIM)
+    )
 
 
 def _wait(server: FixtureServer) -> None:

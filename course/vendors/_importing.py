@@ -28,7 +28,7 @@ from .._json import JsonValue, PlainJson, adopt_array, adopt_object, thaw
 from .._json_text import JsonSyntaxError, line_and_column, loads, parse_positioned
 from .._parser import MAX_RETRY_AFTER
 from .._text import shorten
-from . import _anthropic, _openai_chat, _openai_responses
+from . import _anthropic, _gemini, _openai_chat, _openai_responses
 from ._cassette import Answer, is_cassette, read_cassette
 from ._cut import is_cut
 from ._recording import (
@@ -60,7 +60,12 @@ __all__ = [
     "thaw_response",
 ]
 
-_FORMAT_MODULES: Final[tuple[ModuleType, ...]] = (_openai_chat, _openai_responses, _anthropic)
+_FORMAT_MODULES: Final[tuple[ModuleType, ...]] = (
+    _openai_chat,
+    _openai_responses,
+    _anthropic,
+    _gemini,
+)
 FORMATS: Final[dict[str, ModuleType]] = {module.FORMAT: module for module in _FORMAT_MODULES}
 """Each format's module by name: its ``Importer``, ``Renderer``, and the tests of a first
 event (``detects``, ``fits``, ``precedes``) and of a whole body (``detects_whole``,
@@ -226,27 +231,50 @@ def _import_stream(
 ) -> Recording:
     events = read_events(text)
     module, read = _settle_format(events, format, source, label)
-    importer = _importer(module, usage, version)
+    importer = _importer(module, usage, version, source, label)
+    # Where a refusal decided at the end is located: the event the importer asked to
+    # remember (gemini: the last finish reason), else the last event read.
+    anchor: SseEvent | None = None
+    last = read[0][0]
     for event, data in read:  # the events the format was told from, parsed already
         try:
             importer.feed(Event(event.name, data))
         except Refusal as refusal:
             raise _locate(refusal, event, source, label) from None
+        if importer.remember:
+            anchor, importer.remember = event, False
         if importer.provider_error_read:
             return _recording(module, importer)
+        last = event
     for event in events:
         try:
             importer.feed(Event(event.name, _parse(event)))
         except Refusal as refusal:
             if event.cut and refusal.offset is not None and is_cut(event.data):
-                break  # the recording ends inside this event: a cut stream
+                return _recording(module, importer)  # the input ends inside this event: cut
             raise _locate(refusal, event, source, label) from None
+        if importer.remember:
+            anchor, importer.remember = event, False
         if importer.provider_error_read:
-            break  # nothing after a provider error event is read
+            return _recording(module, importer)  # nothing after a provider error is read
+        last = event
+    try:
+        importer.finish_input()
+    except Refusal as refusal:
+        raise _locate(refusal, anchor or last, source, label) from None
     return _recording(module, importer)
 
 
-def _importer(module: ModuleType, usage: Usage | None, version: int) -> StreamImporter:
+def _importer(
+    module: ModuleType, usage: Usage | None, version: int, source: str | None, label: str
+) -> StreamImporter:
+    if module is _gemini and version < 2:
+        raise RecordingError(
+            _Code.RECORDING_UNSUPPORTED,
+            f"{label}A gemini recording imports as fixture schema version 2 only "
+            "(SPEC-GEMINI); pass schema_version=2 (--schema-version 2)",
+            source=source,
+        )
     importer: StreamImporter = module.Importer(usage)
     # Set here rather than passed, so that a format's ``__init__`` keeps the one
     # argument it has always taken (and may forward ``schema_version`` or not).
@@ -401,6 +429,10 @@ def _import_body(
             module = next((m for m in _FORMAT_MODULES if m.detects_whole(data)), None)
         elif FORMATS[format].fits_whole(data):
             module = FORMATS[format]
+    elif type(data) is list and format in ("auto", _gemini.FORMAT):
+        # streamGenerateContent without alt=sse: one JSON array of the stream's chunks
+        fits = _gemini.detects_whole if format == "auto" else _gemini.fits_whole
+        module = _gemini if fits(data) else None
     if module is None:
         start = _LEADING_SPACE.match(text).end()  # type: ignore[union-attr]
         line, column = line_and_column(text, start)
@@ -409,7 +441,8 @@ def _import_body(
         elif format == "auto":
             message = (
                 "Cannot tell the format of the JSON body: expected a chat.completion, a "
-                "Responses `response` object or an Anthropic `message`; name it with format="
+                "Responses `response` object, an Anthropic `message` or a Gemini response; "
+                "name it with format="
             )
         else:
             message = f"The JSON body is not a {format} answer or error body"
@@ -421,9 +454,16 @@ def _import_body(
             line=line,
             column=column,
         )
-    importer = _importer(module, usage, version)
+    if data == []:
+        raise RecordingError(
+            _Code.RECORDING_UNREADABLE, f"{label}The JSON array holds no chunk", source=source
+        )
+    importer = _importer(module, usage, version, source, label)
     try:
-        importer.whole(cast(PlainObject, data))
+        if type(data) is list:
+            importer.stream_array(data)  # type: ignore[attr-defined]
+        else:
+            importer.whole(cast(PlainObject, data))
     except Refusal as refusal:
         raise _locate(refusal, _body_event(text), source, label) from None
     return _recording(module, importer)
@@ -595,16 +635,12 @@ def _error_words(text: str, format: str) -> tuple[str, str | None, str | None] |
         words = FORMATS[format].read_error_body(body)
         return None if words is None else (*words, format)
     # The most particular shape first: Anthropic's says `"type": "error"`; Google's has a
-    # `status` word beside its numeric `code` (until a gemini module reads it); OpenAI's
-    # is any other `{"error": {"message": ...}}`.
-    words = _anthropic.read_error_body(body)
-    if words is not None:
-        return (*words, _anthropic.FORMAT)
-    error = body.get("error")
-    if type(error) is dict:
-        message, status = error.get("message"), error.get("status")
-        if type(message) is str and type(status) is str and type(error.get("code")) is int:
-            return message, status, "gemini"
+    # `status` word beside its numeric `code`; OpenAI's is any other
+    # `{"error": {"message": ...}}`.
+    for module in (_anthropic, _gemini):
+        words = module.read_error_body(body)
+        if words is not None:
+            return (*words, module.FORMAT)
     words = _openai_chat.read_error_body(body)
     return None if words is None else (*words, _openai_chat.FORMAT)
 

@@ -1,7 +1,7 @@
 """Serve a fixture to real SDK clients: the ASGI application and ``FixtureServer``.
 
 ``FixtureApp`` (what ``asgi_app`` returns) is a plain ASGI callable, standard library
-only. It routes the three providers' endpoints, gives each request that qualifies the
+only. It routes the four formats' endpoints, gives each request that qualifies the
 adapter's next response, and writes that response in the provider's wire format
 through the format's ``Renderer``: one send per chunk, as the adapter yields it.
 
@@ -50,6 +50,7 @@ from .._json_text import JsonSyntaxError, loads
 from .._model import CourseModelRequest
 from .._stream import CourseModelStream
 from .._text import one_line, plural, shorten
+from . import _gemini
 from ._importing import FORMATS
 from ._rendering import StreamRenderer
 
@@ -129,8 +130,9 @@ _JSON: Final = (b"content-type", b"application/json")
 _NO_RETRY: Final = (b"x-should-retry", b"false")
 
 _ROUTES_HINT: Final = (
-    f": this server answers POST {', '.join(ROUTES)} and GET {MODELS_PATH} "
-    "(an OpenAI client's base_url ends in /v1, an Anthropic client's does not)"
+    f": this server answers POST {', '.join(ROUTES)}, {_gemini.ROUTES_SHOWN} and GET "
+    f"{MODELS_PATH} (an OpenAI client's base_url ends in /v1, an Anthropic or Gemini "
+    "client's does not)"
 )
 
 # -- whose path: the provider whose error shape and request-id header an answer has ------
@@ -235,7 +237,8 @@ class FixtureApp:
 
     ``adapter`` is the adapter it serves; ``requests`` the JSON bodies of the requests
     that took a response, in order, as read-only values. ``renderers`` (a seam for
-    tests) replaces the formats' own ``Renderer`` classes, by format name.
+    tests) replaces the formats' own ``Renderer`` classes, by format name (but for
+    Gemini's, which its path configures).
     """
 
     def __init__(
@@ -305,7 +308,7 @@ class FixtureApp:
         line = f"{_shown(method)} {_shown(path)}"
         provider = _provider(path, scope)
         answer = _Answer(send, provider, f"request-{next(self._request_ids)}")
-        format = ROUTES.get(path)
+        format = _format(path, scope)
         if path == MODELS_PATH:
             await self._models(method, answer, line)
             return
@@ -355,10 +358,7 @@ class FixtureApp:
         """Answer a model call that no refusal stopped (``request``: its ``body`` as JSON)
         with the adapter's next response. The recording proxy forwards it instead."""
         line = f"POST {_shown(_route_path(scope))}"
-        model = request.get("model")
-        renderer = self._renderers[format](
-            model if type(model) is str and model else DEFAULT_MODEL, request
-        )
+        renderer, streaming = self._renderer(scope, format, request)
         controller = AbortController()
         stream = self.adapter.stream(CourseModelRequest(answer.id), controller.signal)
         renderer.follow(stream)
@@ -370,7 +370,7 @@ class FixtureApp:
             controller,
             answer.send,
             request_id=answer.header,
-            streaming=request.get("stream") is True,
+            streaming=streaming,
             # The fixture's schema version decides when streaming begins (an internal
             # field of the adapter, as the stream's are of the stream).
             version=self.adapter._version,
@@ -381,6 +381,21 @@ class FixtureApp:
         finally:
             self._exchanges.discard(exchange)
             logger.info("%s -> %s", line, exchange.outcome())
+
+    def _renderer(
+        self, scope: Scope, format: str, request: dict[str, PlainJson]
+    ) -> tuple[StreamRenderer, bool]:
+        """The renderer of a model call's answer, and whether the answer streams: the
+        request's ``model`` and ``stream`` say, but Gemini's path says both."""
+        if format == _gemini.FORMAT:
+            route = _gemini.route(_route_path(scope), _query(scope))
+            assert route is not None  # how the call was routed here
+            return _gemini.Renderer(route.model, request, mode=route.mode), route.mode != "whole"
+        model = request.get("model")
+        renderer = self._renderers[format](
+            model if type(model) is str and model else DEFAULT_MODEL, request
+        )
+        return renderer, request.get("stream") is True
 
     async def _aclose(self) -> None:
         """Release what the application holds, on its server's loop once serving has
@@ -463,6 +478,20 @@ async def _lifespan(receive: Receive, send: Send) -> None:
             return
 
 
+def _format(path: str, scope: Scope) -> str | None:
+    """The format of the model route ``path`` names, or ``None`` when it names none."""
+    format = ROUTES.get(path)
+    if format is None and _gemini.route(path, _query(scope)) is not None:
+        return _gemini.FORMAT
+    return format
+
+
+def _query(scope: Scope) -> str:
+    """The request's query string (ASGI gives bytes; undecodable bytes stay as they are)."""
+    query = scope.get("query_string", b"")
+    return query.decode("latin-1") if isinstance(query, bytes) else ""
+
+
 def _route_path(scope: Scope) -> str:
     """The request's path below where the application is mounted."""
     path = str(scope.get("path", ""))
@@ -506,7 +535,7 @@ def _parse_body(body: bytes) -> dict[str, PlainJson] | str:
     return value
 
 
-def _json_bytes(value: Mapping[str, PlainJson]) -> bytes:
+def _json_bytes(value: Mapping[str, PlainJson] | list[PlainJson]) -> bytes:
     return _utf8(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
@@ -613,14 +642,15 @@ class _Exchange:
 
     async def _whole(self) -> None:
         try:
+            self._check_gemini()
             response = await self.stream.result()
+            if response.model is not None:
+                self.renderer.model = response.model
+            body = _json_bytes(self.renderer.whole(response))  # Gemini's may refuse a signature
         except FixtureProviderError as error:
             await self._error_response(error)
             return
         self.status = 200
-        if response.model is not None:
-            self.renderer.model = response.model
-        body = _json_bytes(self.renderer.whole(response))
         await self._start(200, _JSON)
         await self._send_raw({"type": "http.response.body", "body": body})
         self.detail = f"{self._taken()}: complete ({response.stop_reason}, not streamed)"
@@ -630,6 +660,7 @@ class _Exchange:
         renderer = self.renderer
         first = None
         try:
+            self._check_gemini()
             if self.version >= 2:
                 # Streaming begins once the response_start was read, so that a later
                 # delay is a wait between events, not before the status line.
@@ -641,22 +672,25 @@ class _Exchange:
         except FixtureProviderError as error:
             await self._error_response(error)  # nothing was streamed yet: an HTTP error
             return
+        headers = _SSE
+        if isinstance(renderer, _gemini.Renderer) and renderer.mode == "array":
+            headers = [_JSON]  # streamGenerateContent without alt=sse: one JSON array
         self.status = 200
         self.detail = f"stream, {self._taken()}: streaming"
-        await self._start(200, *_SSE)
+        await self._start(200, *headers)
         if first is None and self.version < 2:  # complete without a chunk
             response = await stream.result()
             text = self._open(response.response_id) + renderer.complete(response)
             await self._send_body(text, more=False)
             self.detail = f"stream, {self._taken()}: complete ({response.stop_reason}, 0 chunks)"
             return
-        text = self._open(cast("str", stream.response_id))
-        if first is not None:
-            self.chunks = 1
-            text += renderer.chunk(first)
-        if text:
-            await self._send_body(text)
-        try:
+        try:  # a renderer may refuse a chunk (Gemini: a signature that is not base64)
+            text = self._open(cast("str", stream.response_id))
+            if first is not None:
+                self.chunks = 1
+                text += renderer.chunk(first)
+            if text:
+                await self._send_body(text)
             async for chunk in stream:
                 self.chunks += 1
                 await self._send_body(renderer.chunk(chunk))
@@ -683,6 +717,13 @@ class _Exchange:
         renderer.start_usage = stream.start_usage
         return renderer.open(response_id)
 
+    def _check_gemini(self) -> None:
+        """Gemini's signatures, before anything is sent: google-genai decodes every one, so
+        one that is not base64 is the fixture's fault (``PROVIDER_INVALID_FIXTURE``)."""
+        records = self.stream._records
+        if isinstance(self.renderer, _gemini.Renderer) and records is not None:
+            _gemini.check_signatures(records, self._index() or 0)
+
     async def _error_response(self, error: FixtureProviderError) -> None:
         """A failure before anything was streamed: an HTTP error with the format's error
         body, the transport error's own status (version 2; else 500) and retry delay."""
@@ -690,8 +731,14 @@ class _Exchange:
         headers = [_JSON] if retryable else [_JSON, _NO_RETRY]
         status = error.transport_status or 500
         headers += _retry_after(error.transport_retry_after)
+        renderer = self.renderer
+        value: Mapping[str, PlainJson] | list[PlainJson]
+        if isinstance(renderer, _gemini.Renderer):  # its JSON-array stream wraps the body
+            status, value = renderer.error_answer(error)
+        else:
+            value = renderer.error_body(error)
         self.status = status
-        body = _json_bytes(self.renderer.error_body(error))
+        body = _json_bytes(value)
         await self._start(status, *headers)
         await self._send_raw({"type": "http.response.body", "body": body})
         taken = "" if self._index() is None else f"{self._taken()}: "

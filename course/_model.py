@@ -27,18 +27,24 @@ __all__ = [
     "CourseModelRequest",
     "CourseModelResponse",
     "CourseModelUsage",
+    "CourseOtherBlock",
     "CourseRedactedThinkingBlock",
     "CourseRedactedThinkingChunk",
     "CourseRefusalBlock",
     "CourseRefusalDeltaChunk",
+    "CourseRequestBlock",
+    "CourseRequestMessage",
+    "CourseRequestRole",
     "CourseStopReason",
     "CourseTextBlock",
     "CourseTextDeltaChunk",
     "CourseThinkingBlock",
     "CourseThinkingDeltaChunk",
     "CourseThinkingSignatureChunk",
+    "CourseTool",
     "CourseToolCallBlock",
     "CourseToolCallChunk",
+    "CourseToolResultBlock",
 ]
 
 CourseStopReason: TypeAlias = Literal[
@@ -82,7 +88,13 @@ def _frozen_arguments(owner: CourseToolCallChunk | CourseToolCallBlock) -> None:
 
 @dataclass(frozen=True, slots=True, repr=False)
 class CourseModelRequest:
-    """A request for the next response; the fixture adapter reads ``id`` only."""
+    """A request for the next response; the fixture adapter reads ``id`` only.
+
+    ``serve`` reads each request body into one whose ``messages`` are
+    ``CourseRequestMessage`` values and whose ``tools`` are ``CourseTool`` values. Built
+    by hand it keeps whatever it is given (as a tuple): an agent may pass its own
+    message objects, so the fields are typed ``object``.
+    """
 
     id: str
     messages: tuple[object, ...] = ()
@@ -399,6 +411,113 @@ CourseContentBlock: TypeAlias = (
     | CourseRefusalBlock
 )
 """One block of an assistant message's content."""
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class CourseToolResultBlock:
+    """A tool's result sent back to the model, naming the call it answers.
+
+    ``content`` is a ``str`` when the wire holds a string, else the wire's JSON value
+    (read-only); ``is_error`` is Anthropic's ``is_error`` (else ``False``).
+    """
+
+    tool_call_id: str
+    content: JsonValue
+    is_error: bool = False
+    type: Literal["toolResult"] = field(default="toolResult", kw_only=True)
+
+    __repr__ = _bounded_repr
+
+    def __post_init__(self) -> None:
+        if type(self.content) in (dict, list):  # built by hand: keep it immutable
+            object.__setattr__(self, "content", refreeze(cast(PlainJson, self.content)))
+
+    def to_dict(self) -> dict[str, PlainJson]:
+        """Plain JSON: ``type``, ``toolCallId``, ``content``, ``isError``."""
+        return {
+            "type": self.type,
+            "toolCallId": self.tool_call_id,
+            "content": thaw(self.content),
+            "isError": self.is_error,
+        }
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class CourseOtherBlock:
+    """A request block with no place of its own (an image, a file, audio, ...): ``kind``
+    is its wire type, ``data`` the wire's JSON object for it, read-only."""
+
+    kind: str
+    data: Mapping[str, JsonValue]
+    type: Literal["other"] = field(default="other", kw_only=True)
+
+    __repr__ = _bounded_repr
+
+    def __post_init__(self) -> None:
+        if type(self.data) is dict:  # built by hand: keep it immutable
+            object.__setattr__(self, "data", refreeze(cast(PlainJson, self.data)))
+
+    def to_dict(self) -> dict[str, PlainJson]:
+        """Plain JSON: ``type``, ``kind``, ``data``."""
+        return {"type": self.type, "kind": self.kind, "data": thaw(self.data)}
+
+
+CourseRequestBlock: TypeAlias = (
+    CourseTextBlock
+    | CourseToolCallBlock
+    | CourseIncompleteToolCallBlock
+    | CourseThinkingBlock
+    | CourseRedactedThinkingBlock
+    | CourseRefusalBlock
+    | CourseToolResultBlock
+    | CourseOtherBlock
+)
+"""One block of a request message. A tool call whose arguments text is not a JSON
+object is a ``CourseIncompleteToolCallBlock``, its text kept as it came."""
+
+CourseRequestRole: TypeAlias = Literal["system", "user", "assistant", "tool"]
+"""Who a request message is from (a developer message is ``"system"``)."""
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class CourseRequestMessage:
+    """One message of the history an agent sends, in the wire's order."""
+
+    role: CourseRequestRole
+    content: tuple[CourseRequestBlock, ...]
+
+    __repr__ = _bounded_repr
+
+    def __post_init__(self) -> None:
+        if type(self.content) is not tuple:  # built by hand from a list: keep it immutable
+            object.__setattr__(self, "content", tuple(self.content))
+
+    def to_dict(self) -> dict[str, PlainJson]:
+        """Plain JSON: ``role``, ``content``."""
+        return {"role": self.role, "content": [block.to_dict() for block in self.content]}
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class CourseTool:
+    """A function tool the request offers the model (``None``: the wire left it out)."""
+
+    name: str
+    description: str | None = None
+    parameters: Mapping[str, JsonValue] | None = None
+
+    __repr__ = _bounded_repr
+
+    def __post_init__(self) -> None:
+        if type(self.parameters) is dict:  # built by hand: keep it immutable
+            object.__setattr__(self, "parameters", refreeze(cast(PlainJson, self.parameters)))
+
+    def to_dict(self) -> dict[str, PlainJson]:
+        """Plain JSON: ``name``, ``description``, ``parameters`` (``null`` when absent)."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": None if self.parameters is None else thaw(self.parameters),
+        }
 
 
 @dataclass(frozen=True, slots=True, repr=False)

@@ -23,11 +23,12 @@ Ids come from the fixture verbatim: the response id and the tool-call ids.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import ClassVar
 
 from .._errors import FixtureProviderError, FixtureProviderErrorCode
 from .._json import PlainJson
-from .._model import CourseModelChunk, CourseModelResponse, CourseModelUsage
+from .._model import CourseModelChunk, CourseModelResponse, CourseModelUsage, CourseRequestBlock
 from .._stream import CourseModelStream
 from ._recording import PlainObject
 
@@ -82,6 +83,12 @@ class StreamRenderer:
         followed stream, which no chunk carries; ``None``: it has none, or no stream is
         followed."""
         return None if self.stream is None else self.stream._argument_fragments(call_id)
+
+    def sent_items(self) -> Mapping[str, tuple[CourseRequestBlock, ...]]:
+        """The id of each output item rendered so far, with the blocks it carried, for
+        formats whose later requests may name an item by id (Responses'
+        ``item_reference``); ``{}`` for the others."""
+        return {}
 
     def open(self, response_id: str) -> str:
         """The events that open the stream."""

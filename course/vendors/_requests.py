@@ -1,0 +1,166 @@
+"""What a served request is, and what the server sent before it (``SPEC-REQUESTS.md``).
+
+Each format's module reads its request bodies (``read_request``, with the signature of
+``ReadRequestFunction``) into a ``ReadRequest``: the ``CourseModelRequest`` with typed
+messages and tools, and where each block stood on the wire, so that a problem can name
+it. A body it cannot read is a ``RequestReadError``. ``SentLog`` is what the server has
+answered so far, which the checks (``_checks``) compare the history against, and which
+readers consult where the wire points at it (a Responses ``previous_response_id`` or
+``item_reference``; a Gemini call that comes back without its id).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from .._json import JsonValue, PlainJson
+from .._model import (
+    CourseContentBlock,
+    CourseModelRequest,
+    CourseRequestBlock,
+    CourseRequestMessage,
+    CourseToolCallBlock,
+)
+
+__all__ = [
+    "ReadRequest",
+    "ReadRequestFunction",
+    "RequestReadError",
+    "SentLog",
+    "SentResponse",
+    "ServedCall",
+]
+
+
+class RequestReadError(Exception):
+    """A request body the format's reader cannot read: the provider's 400.
+
+    ``problem`` starts ``course read:`` and names the place on the wire (``messages[2]``,
+    ``input[0].content[1]``, ``previous_response_id``, ...). ``code`` and ``param`` are
+    the provider's own, for the formats whose error body has them (OpenAI's
+    ``previous_response_not_found`` on ``previous_response_id``), else ``None``.
+    """
+
+    def __init__(self, problem: str, *, code: str | None = None, param: str | None = None) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.code = code
+        self.param = param
+
+
+@dataclass(frozen=True, slots=True)
+class ReadRequest:
+    """A request body as its format's reader read it."""
+
+    request: CourseModelRequest
+    """Its ``messages`` are ``CourseRequestMessage`` values, in the wire's order; its
+    ``tools`` ``CourseTool`` values."""
+    places: tuple[tuple[str, ...], ...]
+    """Per message of ``request.messages``, per block of its content: where the block
+    stood on the wire, as a problem names it (``messages[3]``, ``input[5]``,
+    ``contents[1]``, ``system``)."""
+    history: tuple[CourseRequestMessage, ...] = ()
+    """Messages the request carries by reference, before its own (a Responses
+    ``previous_response_id``: that response's history, then its output); checked as
+    history, each of their blocks placed at ``history_place``."""
+    history_place: str = "previous_response_id"
+    checked: bool = True
+    """``False`` when the request's history is not all at hand (a Responses
+    ``conversation``): nothing is checked."""
+
+    @property
+    def messages(self) -> tuple[CourseRequestMessage, ...]:
+        """The request's messages, typed (``request.messages`` is typed ``object``)."""
+        return self.request.messages  # type: ignore[return-value]
+
+
+class ReadRequestFunction(Protocol):
+    """A format's request reader: ``body`` (the request's JSON object) read into a
+    ``ReadRequest`` whose request has ``request_id``, or a ``RequestReadError``. It
+    never raises anything else, whatever ``body`` holds."""
+
+    def __call__(
+        self, body: Mapping[str, PlainJson], request_id: str, sent: SentLog
+    ) -> ReadRequest: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SentResponse:
+    """One answer this server sent, as a later request may bring it back."""
+
+    format: str
+    response_id: str
+    """The id the wire gave the response (the fixture's ``responseId``)."""
+    content: tuple[CourseContentBlock, ...]
+    """What the answer sent, in order: its message's content (so far, when it was cut)."""
+    history: tuple[CourseRequestMessage, ...] = ()
+    """The history of the request it answered, its own messages included (what a later
+    ``previous_response_id`` naming this response stands for, before ``content``)."""
+    items: Mapping[str, tuple[CourseRequestBlock, ...]] = field(default_factory=dict)
+    """Responses: each output item's id, and the blocks it sent (``item_reference``)."""
+
+    def output(self) -> CourseRequestMessage:
+        """The answer as an assistant message of a later history."""
+        return CourseRequestMessage("assistant", self.content)
+
+
+class SentLog:
+    """What a server has answered, oldest first."""
+
+    __slots__ = ("_calls", "_items", "_order", "_responses")
+
+    def __init__(self) -> None:
+        self._order: list[SentResponse] = []
+        self._responses: dict[str, SentResponse] = {}
+        self._calls: dict[str, tuple[SentResponse, CourseToolCallBlock]] = {}
+        self._items: dict[str, tuple[CourseRequestBlock, ...]] = {}
+
+    def add(self, sent: SentResponse) -> None:
+        """Remember ``sent``; a later response with the same id replaces an earlier one
+        wherever the wire names it (the most recent that sent it wins)."""
+        self._order.append(sent)
+        self._responses[sent.response_id] = sent
+        for block in sent.content:
+            if type(block) is CourseToolCallBlock:
+                self._calls[block.id] = (sent, block)
+        self._items.update(sent.items)
+
+    def response(self, response_id: str) -> SentResponse | None:
+        """The most recent response sent with ``response_id``."""
+        return self._responses.get(response_id)
+
+    def call(self, call_id: str) -> tuple[SentResponse, CourseToolCallBlock] | None:
+        """The complete tool call ``call_id`` as most recently sent, and its response."""
+        return self._calls.get(call_id)
+
+    def item(self, item_id: str) -> tuple[CourseRequestBlock, ...] | None:
+        """The blocks of the Responses output item ``item_id``, if this server sent it."""
+        return self._items.get(item_id)
+
+    def recent(self) -> Iterator[SentResponse]:
+        """Every response sent, the most recent first."""
+        return reversed(self._order)
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+
+@dataclass(frozen=True, slots=True)
+class ServedCall:
+    """One POST to a model route whose body was a JSON object, as the server took it."""
+
+    format: str
+    """``openai-chat``, ``openai-responses``, ``anthropic`` or ``gemini``."""
+    path: str
+    body: Mapping[str, JsonValue]
+    """The request's JSON body, read-only (as ``requests`` has it)."""
+    request: CourseModelRequest | None
+    """The body as its format reads it (its ``id`` the server's request id); ``None`` when
+    it could not be read."""
+    response_index: int | None
+    """The index of the fixture response it took, or ``None`` (refused, or none left)."""
+    problems: tuple[str, ...] = ()
+    """What the checks found, in check order, each starting ``course check N:`` or
+    ``course read:``; a refused call's 400 says the first."""

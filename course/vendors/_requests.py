@@ -35,7 +35,9 @@ __all__ = [
 
 
 class RequestReadError(Exception):
-    """A request body the format's reader cannot read: the provider's 400.
+    """Why a request gets the provider's 400: a body its format's reader cannot read
+    (what readers raise), or (raised by no one, built by the server) its first failed
+    check.
 
     ``problem`` starts ``course read:`` and names the place on the wire (``messages[2]``,
     ``input[0].content[1]``, ``previous_response_id``, ...). ``code`` and ``param`` are

@@ -47,12 +47,21 @@ from .._adapter import FixtureProviderAdapter
 from .._errors import FixtureProviderError, FixtureProviderErrorCode
 from .._json import JsonValue, PlainJson, refreeze
 from .._json_text import JsonSyntaxError, loads
-from .._model import CourseModelRequest
+from .._model import CourseModelRequest, CourseModelResponse
 from .._stream import CourseModelStream
 from .._text import one_line, plural, shorten
 from . import _gemini
+from ._checks import check
 from ._importing import FORMATS
 from ._rendering import StreamRenderer
+from ._requests import (
+    ReadRequest,
+    ReadRequestFunction,
+    RequestReadError,
+    SentLog,
+    SentResponse,
+    ServedCall,
+)
 
 if TYPE_CHECKING:
     from ._uvicorn import Server
@@ -83,6 +92,11 @@ ROUTES: Final[Mapping[str, str]] = {
     "/v1/messages": "anthropic",
 }
 """Each path the server answers with a response, and the wire format it answers in."""
+
+_READERS: Final[Mapping[str, ReadRequestFunction]] = {
+    name: cast("ReadRequestFunction", module.read_request) for name, module in FORMATS.items()
+}
+"""Each format's request reader (``read_request`` in its module)."""
 
 MODELS_PATH: Final = "/v1/models"
 """``GET`` lists one model, in OpenAI's shape or (with ``anthropic-version``) Anthropic's."""
@@ -197,14 +211,17 @@ def _has_header(scope: Scope, name: bytes) -> bool:
     )
 
 
-def _refusal(provider: str, status: int, message: str) -> dict[str, PlainJson]:
-    """The body of a refusal (a request that took no response), in the provider's shape."""
+def _refusal(
+    provider: str, status: int, message: str, *, code: str | None = None, param: str | None = None
+) -> dict[str, PlainJson]:
+    """The body of a refusal (a request that took no response), in the provider's shape
+    (``code`` and ``param``: OpenAI's, which names them)."""
     kind = _REFUSAL_TYPES[provider][status]
     if provider == _ANTHROPIC:
         return {"type": "error", "error": {"type": kind, "message": message}}
     if provider == _GOOGLE:
         return {"error": {"code": status, "message": message, "status": kind}}
-    return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
 
 
 def _models(provider: str) -> dict[str, PlainJson]:
@@ -236,15 +253,17 @@ class FixtureApp:
     """The ASGI application serving one adapter's responses (see ``asgi_app``).
 
     ``adapter`` is the adapter it serves; ``requests`` the JSON bodies of the requests
-    that took a response, in order, as read-only values. ``renderers`` (a seam for
-    tests) replaces the formats' own ``Renderer`` classes, by format name (but for
-    Gemini's, which its path configures).
+    that took a response, in order, as read-only values; ``calls`` every model call,
+    read in its format's vocabulary and checked (unless ``check_requests`` is false).
+    ``renderers`` (a seam for tests) replaces the formats' own ``Renderer`` classes, by
+    format name (but for Gemini's, which its path configures).
     """
 
     def __init__(
         self,
         fixture: object,
         *,
+        check_requests: bool = True,
         renderers: Mapping[str, type[StreamRenderer]] | None = None,
     ) -> None:
         self.adapter: FixtureProviderAdapter = (
@@ -257,7 +276,12 @@ class FixtureApp:
             if renderers is None
             else dict(renderers)
         )
+        self.check_requests = check_requests
+        """Whether a request's history is checked (a failed check is the provider's
+        400), or only read."""
         self._requests: list[Mapping[str, JsonValue]] = []
+        self._calls: list[ServedCall] = []
+        self._sent = SentLog()
         self._exchanges: set[_Exchange] = set()
         self._request_ids = itertools.count(1)
         self._closing = False
@@ -268,6 +292,13 @@ class FixtureApp:
     def requests(self) -> tuple[Mapping[str, JsonValue], ...]:
         """The JSON bodies of the requests that took a response, in order, read-only."""
         return tuple(self._requests)
+
+    @property
+    def calls(self) -> tuple[ServedCall, ...]:
+        """Every POST to a model route whose body was a JSON object, in arrival order,
+        refused ones included: its body as its format reads it, and what the checks
+        found."""
+        return tuple(self._calls)
 
     def close(self) -> None:
         """Abort every response in flight, and answer 503 to the requests whose body is
@@ -357,13 +388,25 @@ class FixtureApp:
     ) -> None:
         """Answer a model call that no refusal stopped (``request``: its ``body`` as JSON)
         with the adapter's next response. The recording proxy forwards it instead."""
-        line = f"POST {_shown(_route_path(scope))}"
+        path = _route_path(scope)
+        line = f"POST {_shown(path)}"
+        frozen = cast("Mapping[str, JsonValue]", refreeze(request))
+        read, problems, refusal = self._read(format, request, answer.id)
+        if refusal is not None:
+            self._calls.append(ServedCall(format, path, frozen, _request_of(read), None, problems))
+            await answer.refuse(400, problems[0], code=refusal.code, param=refusal.param)
+            logger.info("%s -> 400 %s", line, _shown(problems[0]))
+            return
         renderer, streaming = self._renderer(scope, format, request)
         controller = AbortController()
-        stream = self.adapter.stream(CourseModelRequest(answer.id), controller.signal)
+        stream = self.adapter.stream(
+            _request_of(read) or CourseModelRequest(answer.id), controller.signal
+        )
         renderer.follow(stream)
         if stream._response_index is not None:  # an exhausted fixture took no response
-            self._requests.append(cast("Mapping[str, JsonValue]", refreeze(request)))
+            self._requests.append(frozen)
+        call = ServedCall(format, path, frozen, _request_of(read), stream._response_index, problems)
+        self._calls.append(call)
         exchange = _Exchange(
             stream,
             renderer,
@@ -381,6 +424,40 @@ class FixtureApp:
         finally:
             self._exchanges.discard(exchange)
             logger.info("%s -> %s", line, exchange.outcome())
+            self._remember(format, read, stream, renderer)
+
+    def _read(
+        self, format: str, request: dict[str, PlainJson], request_id: str
+    ) -> tuple[ReadRequest | None, tuple[str, ...], RequestReadError | None]:
+        """``request`` read in ``format``'s vocabulary and checked against what this
+        server sent: the reading (``None``: unreadable), its problems, and the error that
+        refuses it (the read error, or the first failed check), if one does."""
+        try:
+            read = _READERS[format](request, request_id, self._sent)
+        except RequestReadError as error:
+            return None, (error.problem,), error if self.check_requests else None
+        if not self.check_requests:
+            return read, (), None
+        checked = check(format, read, self._sent)
+        refusal = RequestReadError(checked.problems[0]) if checked.refused else None
+        return read, checked.problems, refusal
+
+    def _remember(
+        self,
+        format: str,
+        read: ReadRequest | None,
+        stream: CourseModelStream,
+        renderer: StreamRenderer,
+    ) -> None:
+        """Keep what a completed answer sent, for the checks of later requests."""
+        response = stream._outcome
+        if type(response) is not CourseModelResponse:
+            return  # failed, or cut: the agent cannot bring it back as sent
+        history = () if read is None else (*read.history, *read.messages)
+        sent = SentResponse(
+            format, response.response_id, response.message.content, history, renderer.sent_items()
+        )
+        self._sent.add(sent)
 
     def _renderer(
         self, scope: Scope, format: str, request: dict[str, PlainJson]
@@ -447,8 +524,16 @@ class _Answer:
         self.id = request_id
         self.header = (_REQUEST_ID_HEADER[provider], request_id.encode())
 
-    async def refuse(self, status: int, message: str, *headers: tuple[bytes, bytes]) -> None:
-        await self.reply(status, _refusal(self.provider, status, message), *headers)
+    async def refuse(
+        self,
+        status: int,
+        message: str,
+        *headers: tuple[bytes, bytes],
+        code: str | None = None,
+        param: str | None = None,
+    ) -> None:
+        body = _refusal(self.provider, status, message, code=code, param=param)
+        await self.reply(status, body, *headers)
 
     async def reply(
         self, status: int, body: Mapping[str, PlainJson], *headers: tuple[bytes, bytes]
@@ -461,6 +546,10 @@ class _Answer:
             }
         )
         await self.send({"type": "http.response.body", "body": _json_bytes(body)})
+
+
+def _request_of(read: ReadRequest | None) -> CourseModelRequest | None:
+    return None if read is None else read.request
 
 
 def _renderer(module: ModuleType) -> type[StreamRenderer]:
@@ -792,23 +881,25 @@ async def _until_disconnect(receive: Receive) -> None:
 # -- the public constructors --------------------------------------------------------------
 
 
-def asgi_app(fixture: object) -> FixtureApp:
+def asgi_app(fixture: object, *, check_requests: bool = True) -> FixtureApp:
     """The ASGI application that serves ``fixture`` (a fixture, or an adapter you built).
 
     Mount it in a server of your own; ``serve`` runs it with uvicorn. A fixture is
     checked at once (``FixtureProviderError`` with ``PROVIDER_INVALID_FIXTURE``).
     """
-    return FixtureApp(fixture)
+    return FixtureApp(fixture, check_requests=check_requests)
 
 
-def serve(fixture: object, *, host: str = "127.0.0.1", port: int = 0) -> FixtureServer:
+def serve(
+    fixture: object, *, host: str = "127.0.0.1", port: int = 0, check_requests: bool = True
+) -> FixtureServer:
     """A ``FixtureServer`` for ``fixture`` (a fixture, or an adapter you built).
 
     Use it as a context manager (``with`` or ``async with``): entering starts it on
     ``host`` and ``port`` (0: any free port), leaving stops it. Needs the optional
     extra ``course[serve]`` (uvicorn): without it, a ``RuntimeError`` naming the extra.
     """
-    return FixtureServer(FixtureApp(fixture), host=host, port=port)
+    return FixtureServer(FixtureApp(fixture, check_requests=check_requests), host=host, port=port)
 
 
 # -- the server ---------------------------------------------------------------------------
@@ -875,6 +966,11 @@ class FixtureServer:
     def requests(self) -> tuple[Mapping[str, JsonValue], ...]:
         """The JSON bodies of the requests that took a response, in order, read-only."""
         return self._app.requests
+
+    @property
+    def calls(self) -> tuple[ServedCall, ...]:
+        """Every model call, read and checked, in arrival order (``FixtureApp.calls``)."""
+        return self._app.calls
 
     @property
     def app(self) -> FixtureApp:

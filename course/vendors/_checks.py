@@ -1,0 +1,238 @@
+"""The checks a provider makes of the history an agent sends (``SPEC-REQUESTS.md``).
+
+Each runs on a ``ReadRequest`` (the request in course's own vocabulary, whatever its
+format) and the ``SentLog`` of what this server answered before:
+
+1. every tool result names a tool call made earlier in the history;
+2. every tool call is answered by a result before the conversation moves on (a later
+   assistant turn, or a message that is not all tool results), or by the end;
+3. what this server sent comes back as it was sent: each tool call it recognises by id
+   keeps its name and arguments (as JSON values); Anthropic's last assistant message
+   carries that response's thinking blocks before its tool calls; a Gemini call sent with
+   a signature comes back with the same signature bytes.
+
+Checks 1 and 2, and the Anthropic and Gemini parts of check 3, are what the providers
+answer with a 400; a changed name or arguments they take, so it is only noted. Problems
+come in check order, those that refuse first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from .._json import JsonValue
+from .._model import (
+    CourseContentBlock,
+    CourseIncompleteToolCallBlock,
+    CourseRedactedThinkingBlock,
+    CourseRequestBlock,
+    CourseRequestMessage,
+    CourseThinkingBlock,
+    CourseToolCallBlock,
+    CourseToolResultBlock,
+)
+from . import _gemini
+from ._recording import quote
+from ._requests import ReadRequest, SentLog
+
+__all__ = ["Checked", "check", "equal_json"]
+
+_ToolCall = CourseToolCallBlock | CourseIncompleteToolCallBlock
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """What the checks found: ``problems`` in order; ``refused``: the first is a 400."""
+
+    problems: tuple[str, ...] = ()
+    refused: bool = False
+
+
+def check(format: str, read: ReadRequest, sent: SentLog) -> Checked:
+    """The problems of ``read``'s history (a request in ``format``), as ``Checked``."""
+    if not read.checked:
+        return Checked()
+    history = list(_placed(read))
+    refusing = [*_results_name_calls(history), *_calls_answered(history)]
+    noted: list[str] = []
+    if format == "anthropic":
+        refusing += _thinking_kept(history, sent)
+    elif format == _gemini.FORMAT:
+        refusing += _signatures_kept(history, sent)
+    noted += _calls_kept(history, sent)
+    return Checked((*refusing, *noted), refused=bool(refusing))
+
+
+# A message of the history, with the wire place of each of its blocks.
+_Placed = tuple[CourseRequestMessage, tuple[str, ...]]
+
+
+def _placed(read: ReadRequest) -> Iterator[_Placed]:
+    for message in read.history:
+        yield message, (read.history_place,) * len(message.content)
+    yield from zip(read.messages, read.places, strict=True)
+
+
+def _calls(
+    message: CourseRequestMessage, places: tuple[str, ...]
+) -> Iterator[tuple[_ToolCall, str]]:
+    for block, place in zip(message.content, places, strict=True):
+        if type(block) is CourseToolCallBlock or type(block) is CourseIncompleteToolCallBlock:
+            yield block, place
+
+
+def _results(
+    message: CourseRequestMessage, places: tuple[str, ...]
+) -> Iterator[tuple[CourseToolResultBlock, str]]:
+    for block, place in zip(message.content, places, strict=True):
+        if type(block) is CourseToolResultBlock:
+            yield block, place
+
+
+# -- check 1 ------------------------------------------------------------------------------
+
+
+def _results_name_calls(history: list[_Placed]) -> Iterator[str]:
+    made: set[str] = set()
+    for message, places in history:
+        for result, place in _results(message, places):
+            if result.tool_call_id not in made:
+                yield (
+                    f"course check 1: {place}: the tool result for {quote(result.tool_call_id)} "
+                    "answers no tool call made earlier in the history"
+                )
+        made.update(call.id for call, _ in _calls(message, places))
+
+
+# -- check 2 ------------------------------------------------------------------------------
+
+
+def _calls_answered(history: list[_Placed]) -> Iterator[str]:
+    waiting: dict[str, str] = {}  # a call's id -> its place, until a result answers it
+    for message, places in history:
+        where = places[0] if places else "an empty message"
+        if message.role == "assistant":
+            yield from _unanswered(waiting, f"before the assistant turn at {where}")
+            waiting = {call.id: place for call, place in _calls(message, places)}
+            continue
+        for result, _ in _results(message, places):
+            waiting.pop(result.tool_call_id, None)
+        moved_on = any(type(block) is not CourseToolResultBlock for block in message.content)
+        if waiting and moved_on:
+            yield from _unanswered(waiting, f"before the {message.role} message at {where}")
+            waiting = {}
+    yield from _unanswered(waiting, "by the end of the history")
+
+
+def _unanswered(waiting: Mapping[str, str], when: str) -> Iterator[str]:
+    for call_id, place in waiting.items():
+        yield f"course check 2: {place}: the tool call {quote(call_id)} has no result {when}"
+
+
+# -- check 3 ------------------------------------------------------------------------------
+
+
+def _calls_kept(history: list[_Placed], sent: SentLog) -> Iterator[str]:
+    """Each tool call this server sent keeps its name and arguments (noted only)."""
+    for message, places in history:
+        for call, place in _calls(message, places):
+            found = sent.call(call.id) if call.id else None
+            if found is None:
+                continue
+            _, original = found
+            what = f"course check 3: {place}: the tool call {quote(call.id)}"
+            if call.name != original.name:
+                yield f"{what} comes back named {quote(call.name)}, sent as {quote(original.name)}"
+            if type(call) is not CourseToolCallBlock:
+                yield f"{what} comes back with arguments that are not a JSON object"
+            elif not equal_json(call.arguments, original.arguments):
+                yield f"{what} comes back with other arguments than it was sent with"
+
+
+def _thinking_kept(history: list[_Placed], sent: SentLog) -> Iterator[str]:
+    """Anthropic: the last assistant message keeps, before the tool calls this server
+    sent, every thinking block of their response, recognised by signature (or data)."""
+    last = next((placed for placed in reversed(history) if placed[0].role == "assistant"), None)
+    if last is None:
+        return
+    message, places = last
+    checked: set[str] = set()
+    for call, place in _calls(message, places):
+        found = sent.call(call.id)
+        if found is None or found[0].response_id in checked:
+            continue
+        response = found[0]
+        checked.add(response.response_id)
+        before = message.content[: _index_of(message, call)]
+        for block in response.content:
+            problem = _kept(block, before)
+            if problem is not None:
+                yield (
+                    f"course check 3: {place}: {problem}, which came before the tool call "
+                    f"{quote(call.id)} in response {quote(response.response_id)}"
+                )
+
+
+def _index_of(message: CourseRequestMessage, block: CourseRequestBlock) -> int:
+    return next(i for i, item in enumerate(message.content) if item is block)
+
+
+def _kept(block: CourseContentBlock, before: tuple[CourseRequestBlock, ...]) -> str | None:
+    """Why the sent thinking ``block`` is not among ``before`` as sent, else ``None``."""
+    if type(block) is CourseThinkingBlock and block.signature is not None:
+        back = next(
+            (
+                item
+                for item in before
+                if type(item) is CourseThinkingBlock and item.signature == block.signature
+            ),
+            None,
+        )
+        if back is None:
+            return f"the thinking block signed {quote(block.signature)} is missing"
+        if back.text != block.text:
+            return f"the thinking block signed {quote(block.signature)} comes back with other text"
+    elif type(block) is CourseRedactedThinkingBlock and not any(
+        type(item) is CourseRedactedThinkingBlock and item.data == block.data for item in before
+    ):
+        return f"the redacted thinking block {quote(block.data)} is missing"
+    return None
+
+
+def _signatures_kept(history: list[_Placed], sent: SentLog) -> Iterator[str]:
+    """Gemini: a call sent with a signature comes back with the same signature bytes."""
+    for message, places in history:
+        for call, place in _calls(message, places):
+            found = sent.call(call.id) if call.id else None
+            if found is None or found[1].signature is None:
+                continue
+            back = call.signature if type(call) is CourseToolCallBlock else None
+            what = f"course check 3: {place}: the function call {quote(call.id)}"
+            if back is None:
+                yield f"{what} comes back without the thoughtSignature it was sent with"
+            elif not _gemini.same_signature(found[1].signature, back):
+                yield f"{what} comes back with another thoughtSignature than it was sent with"
+
+
+def equal_json(left: JsonValue, right: JsonValue) -> bool:
+    """Whether two read-only JSON values are equal as JSON values: key order does not
+    matter, numbers compare by value (``1`` equals ``1.0``), and ``true``, ``false`` and
+    ``null`` equal only themselves. Iterative, so depth is no ``RecursionError``."""
+    pending: list[tuple[object, object]] = [(left, right)]
+    while pending:
+        a, b = pending.pop()
+        if isinstance(a, Mapping):
+            if not isinstance(b, Mapping) or len(a) != len(b) or a.keys() != b.keys():
+                return False
+            pending.extend((a[key], b[key]) for key in a)
+        elif isinstance(a, tuple):
+            if not isinstance(b, tuple) or len(a) != len(b):
+                return False
+            pending.extend(zip(a, b, strict=True))
+        elif type(a) in (int, float):
+            if type(b) not in (int, float) or a != b:
+                return False
+        elif type(a) is not type(b) or a != b:  # str, bool, None
+            return False
+    return True

@@ -13,7 +13,11 @@ Registered through the ``pytest11`` entry point, so installing ``course`` is eno
   response never requested and any stream neither read to its end nor closed is a test
   error listing each one. Each run of a rerun test is judged by its own call.
   ``@pytest.mark.course(..., strict=False)`` turns it off for one test, the ini option
-  ``course_strict = false`` for all (an explicit ``strict=True`` wins over it).
+  ``course_strict = false`` for all (an explicit ``strict=True`` wins over it). With
+  ``course_server``, a passing test also errors when a model call it sent had problems
+  (``server.calls``: a check's 400 the agent swallowed, a tool call it changed).
+- ``@pytest.mark.course(..., check_requests=False)``: ``course_server`` reads the
+  requests but checks and refuses nothing (``serve(..., check_requests=False)``).
 - Record mode: ``--course-record=none|once|all`` (ini ``course_record``; default
   ``none``). ``once`` records a marked fixture file that does not exist yet, ``all``
   records every marked file again: ``course_server`` is then a
@@ -32,7 +36,7 @@ import os
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import pytest
 
@@ -46,7 +50,7 @@ from . import (
 )
 
 if TYPE_CHECKING:
-    from .vendors import FixtureRecorder, FixtureServer
+    from .vendors import FixtureRecorder, FixtureServer, ServedCall
 
 __all__ = [
     "course_adapter",
@@ -103,10 +107,12 @@ def pytest_configure(config: pytest.Config) -> None:
     """Register the ``course`` marker; check the record mode."""
     config.addinivalue_line(
         "markers",
-        f"{_MARKER}(fixture, *, strict=True): replay FIXTURE (a path relative to the test "
-        "file, or a fixture value such as a dict from course.script) through the "
-        "course_adapter and course_server fixtures; strict=False skips the check that "
-        f"every response was used. {_RECORD_OPTION}=once|all records a fixture file "
+        f"{_MARKER}(fixture, *, strict=True, check_requests=True): replay FIXTURE (a path "
+        "relative to the test file, or a fixture value such as a dict from course.script) "
+        "through the course_adapter and course_server fixtures; strict=False skips the "
+        "check that every response was used and every request passed the provider's "
+        "checks; check_requests=False serves requests unchecked. "
+        f"{_RECORD_OPTION}=once|all records a fixture file "
         "through course_server instead",
     )
     _record_mode(config)
@@ -172,8 +178,33 @@ def course_server(request: pytest.FixtureRequest) -> Iterator[FixtureServer | Fi
     from .vendors import serve  # noqa: PLC0415  (optional: only tests that serve need it)
 
     adapter: FixtureProviderAdapter = request.getfixturevalue("course_adapter")
-    with serve(adapter) as server:
+    options = _marker_arguments(cast("pytest.Mark", _closest_marker(request.node)), request.config)
+    with serve(adapter, check_requests=options.check_requests) as server:
         yield server
+    if options.strict and request.node.stash.get(_CALL_OUTCOME, None) == "passed":
+        report = _problems(server.calls) if options.check_requests else ""
+        if report:
+            pytest.fail(report, pytrace=False)
+
+
+def _problems(calls: tuple[ServedCall, ...]) -> str:
+    """The problems of the calls a test's server took, as a message; empty when none."""
+    found = [
+        f"  - call {number} (POST {call.path}): {problem}"
+        for number, call in enumerate(calls, 1)
+        for problem in call.problems
+    ]
+    if not found:
+        return ""
+    return "\n".join(
+        [
+            "course: the agent's requests did not pass the provider's checks:",
+            *found,
+            "If the test sends them on purpose, mark it "
+            f"@pytest.mark.{_MARKER}(..., strict=False), or check_requests=False to "
+            "serve them unchecked.",
+        ]
+    )
 
 
 # -- record mode --------------------------------------------------------------------------
@@ -196,7 +227,7 @@ def _recording_path(request: pytest.FixtureRequest) -> Path | None:
     marker = _closest_marker(request.node)
     if marker is None:
         return None
-    value, _ = _marker_arguments(marker, request.config)
+    value = _marker_arguments(marker, request.config).fixture
     if not isinstance(value, str | os.PathLike):
         return None  # a fixture written in code: nothing to record
     mode = _record_mode(request.config)
@@ -280,7 +311,8 @@ class _Replay:
                 f"@pytest.mark.{_MARKER}(<fixture file or dict>)",
                 pytrace=False,
             )
-        value, strict = _marker_arguments(marker, request.config)
+        options = _marker_arguments(marker, request.config)
+        value, strict = options.fixture, options.strict
         # Each failure is raised outside its `except`: inside, pytest would print the
         # caught error's chain above it, the same message two or three times.
         failure: FixtureProviderError | None = None
@@ -366,10 +398,18 @@ def _closest_marker(item: pytest.Item) -> pytest.Mark | None:
     return item.get_closest_marker(_MARKER)
 
 
-def _marker_arguments(marker: pytest.Mark, config: pytest.Config) -> tuple[object, bool]:
-    """The marker's fixture and whether the test is strict; a misuse fails the setup."""
-    usage = f"@pytest.mark.{_MARKER}(fixture, *, strict=True)"
-    unknown = sorted(set(marker.kwargs) - {"fixture", "strict"})
+@dataclass(frozen=True, slots=True)
+class _MarkerArguments:
+    fixture: object
+    strict: bool
+    check_requests: bool
+
+
+def _marker_arguments(marker: pytest.Mark, config: pytest.Config) -> _MarkerArguments:
+    """The marker's fixture, whether the test is strict and whether its server checks
+    requests; a misuse fails the setup."""
+    usage = f"@pytest.mark.{_MARKER}(fixture, *, strict=True, check_requests=True)"
+    unknown = sorted(set(marker.kwargs) - {"fixture", "strict", "check_requests"})
     if unknown:
         pytest.fail(f"{usage} got unknown keyword(s): {', '.join(unknown)}", pytrace=False)
     given = [*marker.args, *([marker.kwargs["fixture"]] if "fixture" in marker.kwargs else [])]
@@ -379,12 +419,14 @@ def _marker_arguments(marker: pytest.Mark, config: pytest.Config) -> tuple[objec
             pytrace=False,
         )
     strict = marker.kwargs.get("strict", config.getini(_STRICT_INI))
-    if type(strict) is not bool:
-        pytest.fail(
-            f"{usage}: `strict` must be True or False, got {type(strict).__qualname__}",
-            pytrace=False,
-        )
-    return given[0], strict
+    check_requests = marker.kwargs.get("check_requests", True)
+    for name, value in (("strict", strict), ("check_requests", check_requests)):
+        if type(value) is not bool:
+            pytest.fail(
+                f"{usage}: `{name}` must be True or False, got {type(value).__qualname__}",
+                pytrace=False,
+            )
+    return _MarkerArguments(given[0], strict, check_requests)
 
 
 def _response_ids(fixture: object) -> tuple[str | None, ...]:

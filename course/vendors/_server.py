@@ -93,11 +93,6 @@ ROUTES: Final[Mapping[str, str]] = {
 }
 """Each path the server answers with a response, and the wire format it answers in."""
 
-_READERS: Final[Mapping[str, ReadRequestFunction]] = {
-    name: cast("ReadRequestFunction", module.read_request) for name, module in FORMATS.items()
-}
-"""Each format's request reader (``read_request`` in its module)."""
-
 MODELS_PATH: Final = "/v1/models"
 """``GET`` lists one model, in OpenAI's shape or (with ``anthropic-version``) Anthropic's."""
 
@@ -433,7 +428,8 @@ class FixtureApp:
         server sent: the reading (``None``: unreadable), its problems, and the error that
         refuses it (the read error, or the first failed check), if one does."""
         try:
-            read = _READERS[format](request, request_id, self._sent)
+            reader = cast("ReadRequestFunction", FORMATS[format].read_request)
+            read = reader(request, request_id, self._sent)
         except RequestReadError as error:
             return None, (error.problem,), error if self.check_requests else None
         if not self.check_requests:

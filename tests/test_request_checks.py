@@ -4,6 +4,7 @@ each passes a correct history and names the place and the id of a broken one."""
 from __future__ import annotations
 
 import base64
+from collections.abc import Mapping
 
 import pytest
 from hypothesis import given
@@ -41,7 +42,9 @@ def read(
 def call(
     call_id: str, name: str = "add", signature: str | None = None, **arguments: PlainJson
 ) -> CourseToolCallBlock:
-    return CourseToolCallBlock(call_id, name, dict(arguments), signature=signature)
+    frozen = refreeze(dict(arguments))
+    assert isinstance(frozen, Mapping)
+    return CourseToolCallBlock(call_id, name, frozen, signature=signature)
 
 
 def result(call_id: str, content: JsonValue = "3") -> CourseToolResultBlock:

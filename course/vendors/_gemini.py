@@ -824,7 +824,3 @@ def error_words(error: FixtureProviderError) -> tuple[int, str, str]:
         return status, word, error.transport_message or ""
     return 500, status_word(500), f"{error.code.value}: {error.message}"
 
-
-def same_signature(sent: str, back: str) -> bool:  # TEMP (lead): H2 delivers the real one
-    data = signature_bytes(sent)
-    return data is not None and data == signature_bytes(back)

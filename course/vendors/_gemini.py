@@ -823,4 +823,3 @@ def error_words(error: FixtureProviderError) -> tuple[int, str, str]:
         word = code if code in _WORDS else status_word(status)
         return status, word, error.transport_message or ""
     return 500, status_word(500), f"{error.code.value}: {error.message}"
-

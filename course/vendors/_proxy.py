@@ -35,6 +35,7 @@ from typing import Final, cast
 import httpx2
 
 from .._json import JsonValue, PlainJson, refreeze
+from .._model import CourseModelRequest
 from ._answer import PROVIDERS, Answer, Ending
 from ._redaction import credentials
 from ._server import (
@@ -107,15 +108,18 @@ class ProxyApp(FixtureApp):
 
     ``upstreams`` maps ``openai``, ``anthropic`` and ``gemini`` to base URLs (checked by
     the caller); ``on_answer`` is called, on the server's loop, with each answer once
-    it has ended. ``answers`` lists every forwarded call, in arrival order.
+    it has ended. ``answers`` lists every forwarded call, in arrival order, and
+    ``reads`` each one's body as ``serve(..., check_requests=False)`` reads it (by the
+    answer's number).
     """
 
     def __init__(self, upstreams: Mapping[str, str], on_answer: Callable[[Answer], None]) -> None:
-        super().__init__({"schemaVersion": 1, "responses": []})
+        super().__init__({"schemaVersion": 1, "responses": []}, check_requests=False)
         self._upstreams = {name: url.rstrip("/") for name, url in upstreams.items()}
         self._urls: dict[str, httpx2.URL] = {}
         self._on_answer = on_answer
         self.answers: list[Answer] = []
+        self.reads: dict[int, tuple[CourseModelRequest | None, tuple[str, ...]]] = {}
         self._relays: set[_Relay] = set()
         # No timeouts of the proxy's own: the client's decide (a client that gives up
         # disconnects, which stops the relay). No connection limit either.
@@ -171,6 +175,8 @@ class ProxyApp(FixtureApp):
             credentials(headers, query),
         )
         self.answers.append(answer)
+        read, problems, _ = self._read(format, request, reply.id)
+        self.reads[answer.number] = (None if read is None else read.request, problems)
         upstream = httpx2.Request(
             "POST",
             self._url(format, path, query),

@@ -40,6 +40,7 @@ from ._answer import Answer, Ending
 from ._importing import ERROR_MESSAGE_CHARS, FORMATS, _error_words, _parse, import_recording
 from ._recording import Event, RecordingError, RecordingErrorCode, Refusal
 from ._redaction import Redactor
+from ._requests import ServedCall
 from ._server import FixtureServer, _check_address, _running_asyncio_loop, _trio
 from ._sse import read_events
 
@@ -196,6 +197,24 @@ class FixtureRecorder:
     def requests(self) -> tuple[Mapping[str, JsonValue], ...]:
         """The JSON bodies of the forwarded requests that took a response, in order."""
         return self._app.requests
+
+    @property
+    def calls(self) -> tuple[ServedCall, ...]:
+        """Every forwarded model call, in arrival order, read as ``serve(...,
+        check_requests=False)`` reads it: ``response_index`` is the response it was
+        recorded as (``None`` while it is in flight, or when it recorded nothing)."""
+        indexes: dict[int, int] = {}
+        for answer in self._app.answers:
+            if isinstance(self._recorded.get(answer.number), Recorded):
+                indexes[answer.number] = len(indexes)
+        calls = []
+        for answer in self._app.answers:
+            request, problems = self._app.reads[answer.number]
+            index = indexes.get(answer.number)
+            calls.append(
+                ServedCall(answer.format, answer.path, answer.body, request, index, problems)
+            )
+        return tuple(calls)
 
     # -- context managers ---------------------------------------------------------------
 

@@ -1,0 +1,231 @@
+"""Benchmark: reading and checking a request, against serving an answer (issue 22).
+
+For each format, in CPU time, in this process:
+
+- ``check``: the format's ``read_request`` on a request body of 200 messages (a user
+  question, then 66 tool turns: an assistant call, its result, and a closing answer
+  now and then; about a third of them calls this server sent, so check 3 compares
+  arguments), then the three checks against what the server sent;
+- ``serve``: the ASGI application (``FixtureApp``, ``check_requests=False``) answering
+  one POST with a one-message body by streaming a 100-text-delta response in that
+  format, every ASGI message sent to a sink: what a served call costs without the
+  network.
+
+Runs alternate between the two; figures are medians over ``--runs`` runs of
+``--loops`` calls each, and the ratio ``check / serve`` is taken within this run. The
+target is under 0.10.
+
+Usage: python bench/requests.py [--quick] [--runs N] [--loops N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from course import script
+from course._json import refreeze
+from course._model import CourseToolCallBlock
+from course.vendors._checks import check
+from course.vendors._importing import FORMATS
+from course.vendors._requests import SentLog, SentResponse
+from course.vendors._server import FixtureApp, Message
+
+MESSAGES = 200
+DELTAS = 100
+
+
+def _arguments(turn: int) -> dict[str, Any]:
+    return {"a": turn, "b": [turn, turn + 1], "note": f"turn {turn}"}
+
+
+def chat_body(turns: int) -> dict[str, Any]:
+    messages: list[Any] = [{"role": "user", "content": "add these up"}]
+    for turn in range(turns):
+        call = {
+            "id": f"call-{turn}",
+            "type": "function",
+            "function": {"name": "add", "arguments": json.dumps(_arguments(turn))},
+        }
+        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"call-{turn}", "content": str(turn)})
+        if turn % 10 == 9:
+            messages.append({"role": "assistant", "content": "So far so good."})
+    return {"model": "m", "messages": messages[:MESSAGES]}
+
+
+def responses_body(turns: int) -> dict[str, Any]:
+    items: list[Any] = [{"role": "user", "content": "add these up"}]
+    for turn in range(turns):
+        items.append(
+            {
+                "type": "function_call",
+                "call_id": f"call-{turn}",
+                "name": "add",
+                "arguments": json.dumps(_arguments(turn)),
+            }
+        )
+        items.append(
+            {"type": "function_call_output", "call_id": f"call-{turn}", "output": str(turn)}
+        )
+        if turn % 10 == 9:
+            items.append({"role": "assistant", "content": "So far so good."})
+    return {"model": "m", "input": items[:MESSAGES]}
+
+
+def anthropic_body(turns: int) -> dict[str, Any]:
+    messages: list[Any] = []
+    for turn in range(turns):
+        result = {"type": "tool_result", "tool_use_id": f"call-{turn}", "content": str(turn)}
+        text = {"type": "text", "text": "add these up"}
+        messages.append({"role": "user", "content": [result] if turn else [text]})
+        use = {
+            "type": "tool_use",
+            "id": f"call-{turn + 1}",
+            "name": "add",
+            "input": _arguments(turn),
+        }
+        messages.append({"role": "assistant", "content": [{"type": "text", "text": "ok"}, use]})
+    messages.append(
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": f"call-{turns}", "content": "0"}],
+        }
+    )
+    return {"model": "m", "max_tokens": 100, "messages": messages[:MESSAGES]}
+
+
+def gemini_body(turns: int) -> dict[str, Any]:
+    contents: list[Any] = [{"role": "user", "parts": [{"text": "add these up"}]}]
+    for turn in range(turns):
+        call = {"functionCall": {"id": f"call-{turn}", "name": "add", "args": _arguments(turn)}}
+        contents.append({"role": "model", "parts": [call]})
+        response = {
+            "functionResponse": {"id": f"call-{turn}", "name": "add", "response": {"result": turn}}
+        }
+        contents.append({"role": "user", "parts": [response]})
+    return {"contents": contents[:MESSAGES]}
+
+
+BODIES: dict[str, Callable[[int], dict[str, Any]]] = {
+    "openai-chat": chat_body,
+    "openai-responses": responses_body,
+    "anthropic": anthropic_body,
+    "gemini": gemini_body,
+}
+SMALL: dict[str, dict[str, Any]] = {
+    "openai-chat": {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]},
+    "openai-responses": {"model": "m", "stream": True, "input": "hi"},
+    "anthropic": {
+        "model": "m",
+        "max_tokens": 9,
+        "stream": True,
+        "messages": [{"role": "user", "content": "hi"}],
+    },
+    "gemini": {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]},
+}
+PATHS = {
+    "openai-chat": ("/v1/chat/completions", b""),
+    "openai-responses": ("/v1/responses", b""),
+    "anthropic": ("/v1/messages", b""),
+    "gemini": ("/v1beta/models/gemini-2.5-flash:streamGenerateContent", b"alt=sse"),
+}
+
+
+def sent_log(format: str) -> SentLog:
+    """What the server sent: every third call of the history, with its arguments."""
+    log = SentLog()
+    for turn in range(0, MESSAGES, 3):
+        arguments = refreeze(_arguments(turn))
+        assert isinstance(arguments, Mapping)
+        call = CourseToolCallBlock(f"call-{turn}", "add", arguments)
+        log.add(SentResponse(format, f"resp-{turn}", (call,)))
+    return log
+
+
+def time_check(format: str, loops: int) -> float:
+    body = BODIES[format](MESSAGES)
+    log = sent_log(format)
+    reader = FORMATS[format].read_request
+    read = reader(body, "req-0", log)
+    assert len(read.messages) >= MESSAGES - 1, len(read.messages)
+    assert not check(format, read, log).refused, check(format, read, log).problems[:2]
+    began = time.process_time()
+    for _ in range(loops):
+        check(format, reader(body, "req-0", log), log)
+    return (time.process_time() - began) / loops
+
+
+def time_serve(format: str, loops: int) -> float:
+    fixture = script.fixture(
+        *[script.response(*["word "] * DELTAS, usage=(1, DELTAS)) for _ in range(loops + 1)]
+    )
+    app = FixtureApp(fixture, check_requests=False)
+    path, query = PATHS[format]
+    body = json.dumps(SMALL[format]).encode()
+
+    async def one() -> None:
+        scope = {
+            "type": "http",
+            "method": "POST",
+            "path": path,
+            "query_string": query,
+            "root_path": "",
+            "headers": [(b"content-type", b"application/json")],
+        }
+        given = [{"type": "http.request", "body": body, "more_body": False}]
+        done = asyncio.Event()
+
+        async def receive() -> Message:
+            if given:
+                return given.pop()
+            await done.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: Message) -> None:
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                done.set()
+
+        await app(scope, receive, send)
+
+    async def all_of_them() -> float:
+        await one()  # warm: the first call's imports and caches stay out
+        began = time.process_time()
+        for _ in range(loops):
+            await one()
+        return (time.process_time() - began) / loops
+
+    return asyncio.run(all_of_them())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="few runs, for a smoke check")
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--loops", type=int, default=40)
+    args = parser.parse_args()
+    runs, loops = (2, 5) if args.quick else (args.runs, args.loops)
+    print(
+        f"{MESSAGES} messages read and checked vs a {DELTAS}-delta answer served "
+        f"(CPU time, median of {runs})"
+    )
+    for format in BODIES:
+        checks, serves = [], []
+        for _ in range(runs):
+            checks.append(time_check(format, loops))
+            serves.append(time_serve(format, loops))
+        check_ms = statistics.median(checks) * 1000
+        serve_ms = statistics.median(serves) * 1000
+        ratio = check_ms / serve_ms
+        print(
+            f"  {format:<17} check {check_ms:7.3f} ms  serve {serve_ms:7.3f} ms  ratio {ratio:.3f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -775,3 +775,14 @@ def test_any_input_gives_a_recording_or_a_recording_error(
             else FixtureProviderErrorCode.PROVIDER_TRANSPORT_ERROR
         )
         assert error.code is expected, str(error)
+
+
+@pytest.mark.parametrize("whole", [False, True], ids=["streamed", "whole body"])
+def test_a_gemini_recording_refuses_schema_version_1(whole: bool) -> None:
+    # Gemini came with version 2 (SPEC-GEMINI): there are no version-1 rules to keep.
+    text = json.dumps(part_chunk({"text": "hi"})) if whole else stream(part_chunk({"text": "hi"}))
+    with pytest.raises(RecordingError) as info:
+        import_recording(text, format="gemini", schema_version=1)
+    assert info.value.code is Code.RECORDING_UNSUPPORTED
+    assert "schema version 2 only" in info.value.message
+    assert "schema_version=2" in info.value.message

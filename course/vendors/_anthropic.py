@@ -33,32 +33,45 @@ usage), a ``text`` block per run of text deltas, a ``thinking`` block per thinki
 block, a ``tool_use`` block per tool call (one ``input_json_delta`` per fragment, else
 the whole input in one; a cut call never stops), ``message_delta`` (the stop word, the
 usage in anthropic's fields) and ``message_stop``. Refusal text has no place here.
+
+**Requests.** ``read_request`` reads a Messages request body: ``system`` (a string or
+text blocks) as one system message, then ``messages`` (``user`` and ``assistant``), each
+block as its course block (``tool_use``, ``tool_result``, ``thinking``,
+``redacted_thinking``; every other kind a ``CourseOtherBlock``), and the client tools.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Final, NamedTuple
+from typing import Final, NamedTuple, cast
 
 from .._errors import FixtureProviderError
-from .._json import PlainJson, thaw
+from .._json import JsonObject, JsonValue, PlainJson, refreeze, thaw
 from .._model import (
     CourseIncompleteToolCallBlock,
     CourseIncompleteToolCallChunk,
     CourseModelChunk,
+    CourseModelRequest,
     CourseModelResponse,
     CourseModelUsage,
+    CourseOtherBlock,
+    CourseRedactedThinkingBlock,
     CourseRedactedThinkingChunk,
     CourseRefusalBlock,
     CourseRefusalDeltaChunk,
+    CourseRequestBlock,
+    CourseRequestMessage,
+    CourseRequestRole,
     CourseTextBlock,
     CourseTextDeltaChunk,
     CourseThinkingBlock,
     CourseThinkingDeltaChunk,
     CourseThinkingSignatureChunk,
+    CourseTool,
     CourseToolCallBlock,
     CourseToolCallChunk,
+    CourseToolResultBlock,
 )
 from ._recording import (
     MAX_COUNT,
@@ -68,9 +81,11 @@ from ._recording import (
     RecordingErrorCode,
     Refusal,
     StreamImporter,
+    _kind,
     quote,
 )
 from ._rendering import StreamRenderer, compact, error_words
+from ._requests import ReadRequest, RequestReadError, SentLog
 from ._sse import format_event
 
 __all__ = [
@@ -83,6 +98,7 @@ __all__ = [
     "fits_whole",
     "precedes",
     "read_error_body",
+    "read_request",
 ]
 
 FORMAT: Final = "anthropic"
@@ -903,3 +919,193 @@ class Renderer(StreamRenderer):
             return ""
         self._open = ""
         return self._stop_block()
+
+
+# -- requests -------------------------------------------------------------------------------
+
+_ROLES: Final[Mapping[str, CourseRequestRole]] = {"user": "user", "assistant": "assistant"}
+
+
+def read_request(body: Mapping[str, PlainJson], request_id: str, sent: SentLog) -> ReadRequest:
+    """A Messages request body read (``SPEC-REQUESTS.md``), or a ``RequestReadError``.
+
+    ``system`` is one system message placed ``system`` (an empty string or array: none),
+    then each of ``messages`` placed ``messages[i]``. ``sent`` is not needed: every id
+    comes back on the wire.
+    """
+    messages: list[CourseRequestMessage] = []
+    places: list[tuple[str, ...]] = []
+    system = _system(body.get("system"))
+    if system:
+        messages.append(CourseRequestMessage("system", system))
+        places.append(("system",) * len(system))
+    listed = body.get("messages")
+    if listed is not None:
+        if type(listed) is not list:
+            raise _unreadable("messages", f"the messages must be an array, got {_kind(listed)}")
+        for index, message in enumerate(listed):
+            place = f"messages[{index}]"
+            read = _message(message, place)
+            messages.append(read)
+            places.append((place,) * len(read.content))
+    tools = _tools(body.get("tools"))
+    return ReadRequest(CourseModelRequest(request_id, tuple(messages), tools), tuple(places))
+
+
+def _unreadable(place: str, what: str) -> RequestReadError:
+    return RequestReadError(f"course read: {place}: {what}")
+
+
+def _found(owner: PlainObject, key: str) -> str:
+    """What ``owner`` holds at ``key``, for a message saying it is not what it should be."""
+    return f"got {_kind(owner[key])}" if key in owner else "none was given"
+
+
+def _string(owner: PlainObject, key: str, place: str, what: str) -> str:
+    """``owner[key]``, which must be a string; ``what`` names the owner in the message."""
+    value = owner.get(key)
+    if type(value) is not str:
+        raise _unreadable(f"{place}.{key}", f"{what} needs a string {key}, {_found(owner, key)}")
+    return value
+
+
+def _mistyped(owner: PlainObject, key: str, kind: str, place: str, what: str) -> RequestReadError:
+    """``owner[key]`` is present but not ``kind`` (``a string``, ...)."""
+    return _unreadable(f"{place}.{key}", f"{what}'s {key} must be {kind}, got {_kind(owner[key])}")
+
+
+def _optional_string(owner: PlainObject, key: str, place: str, what: str) -> str | None:
+    """``owner[key]``, a string, or ``None`` when absent or null."""
+    value = owner.get(key)
+    if value is None or type(value) is str:
+        return value
+    raise _mistyped(owner, key, "a string", place, what)
+
+
+def _optional_object(
+    owner: PlainObject, key: str, place: str, what: str
+) -> Mapping[str, JsonValue] | None:
+    """``owner[key]``, an object made read-only, or ``None`` when absent or null."""
+    value = owner.get(key)
+    if value is None:
+        return None
+    if type(value) is not dict:
+        raise _mistyped(owner, key, "an object", place, what)
+    return _frozen(value)
+
+
+def _frozen(value: PlainObject) -> Mapping[str, JsonValue]:
+    return cast(JsonObject, refreeze(value))
+
+
+def _system(system: PlainJson) -> tuple[CourseRequestBlock, ...]:
+    """The system prompt's text blocks: a string is one (an empty one none)."""
+    if system is None or system == "":
+        return ()
+    if type(system) is str:
+        return (CourseTextBlock(system),)
+    if type(system) is not list:
+        raise _unreadable(
+            "system",
+            f"the system prompt must be a string or an array of text blocks, got {_kind(system)}",
+        )
+    blocks: list[CourseRequestBlock] = []
+    for index, block in enumerate(system):
+        place = f"system[{index}]"
+        if type(block) is not dict:
+            raise _unreadable(place, f"a system block must be an object, got {_kind(block)}")
+        kind = block.get("type")
+        if kind != _TEXT:
+            shown = f"got {quote(kind)}" if type(kind) is str else _found(block, "type")
+            raise _unreadable(f"{place}.type", f"a system block must be a text block, {shown}")
+        blocks.append(CourseTextBlock(_string(block, "text", place, "a text block")))
+    return tuple(blocks)
+
+
+def _message(message: PlainJson, place: str) -> CourseRequestMessage:
+    if type(message) is not dict:
+        raise _unreadable(place, f"a message must be an object, got {_kind(message)}")
+    word = _string(message, "role", place, "a message")
+    role = _ROLES.get(word)
+    if role is None:
+        raise _unreadable(
+            f"{place}.role", f"unknown role {quote(word)} (a message is 'user' or 'assistant')"
+        )
+    content = message.get("content")
+    if type(content) is str:
+        return CourseRequestMessage(role, (CourseTextBlock(content),))
+    if type(content) is not list:
+        raise _unreadable(
+            f"{place}.content",
+            f"a message's content must be a string or an array of blocks, "
+            f"{_found(message, 'content')}",
+        )
+    blocks = tuple(_block(block, f"{place}.content[{i}]") for i, block in enumerate(content))
+    return CourseRequestMessage(role, blocks)
+
+
+def _block(block: PlainJson, place: str) -> CourseRequestBlock:
+    """One content block of a message, by its ``type``."""
+    if type(block) is not dict:
+        raise _unreadable(place, f"a content block must be an object, got {_kind(block)}")
+    kind = _string(block, "type", place, "a content block")
+    if kind == _TEXT:
+        return CourseTextBlock(_string(block, "text", place, "a text block"))
+    if kind == _TOOL_USE:
+        what = "a tool_use block"
+        call_id, name = _string(block, "id", place, what), _string(block, "name", place, what)
+        arguments = _optional_object(block, "input", place, what)
+        return CourseToolCallBlock(call_id, name, _NO_ARGUMENTS if arguments is None else arguments)
+    if kind == _THINKING:
+        what = "a thinking block"
+        text = _string(block, "thinking", place, what)
+        return CourseThinkingBlock(text, _optional_string(block, "signature", place, what))
+    if kind == _REDACTED_THINKING:
+        data = _string(block, "data", place, "a redacted_thinking block")
+        return CourseRedactedThinkingBlock(data)
+    if kind == "tool_result":
+        return _tool_result(block, place)
+    return CourseOtherBlock(kind, _frozen(block))  # image, document, server_tool_use, ...
+
+
+_NO_ARGUMENTS: Final = _frozen({})
+
+
+def _tool_result(block: PlainObject, place: str) -> CourseToolResultBlock:
+    """A ``tool_result`` block: its ``content`` a string, an array of blocks (kept as
+    JSON) or absent (``None``); ``is_error`` false unless it says true."""
+    what = "a tool_result block"
+    call_id = _string(block, "tool_use_id", place, what)
+    content = block.get("content")
+    if content is not None and type(content) is not str and type(content) is not list:
+        raise _unreadable(
+            f"{place}.content",
+            f"a tool_result's content must be a string or an array of blocks, got {_kind(content)}",
+        )
+    is_error = block.get("is_error")
+    if is_error is not None and type(is_error) is not bool:
+        raise _mistyped(block, "is_error", "a boolean", place, what)
+    return CourseToolResultBlock(call_id, refreeze(content), is_error is True)
+
+
+def _tools(tools: PlainJson) -> tuple[CourseTool, ...]:
+    """The client tools (no ``type``, or ``custom``); server tools are skipped."""
+    if tools is None:
+        return ()
+    if type(tools) is not list:
+        raise _unreadable("tools", f"the tools must be an array, got {_kind(tools)}")
+    found: list[CourseTool] = []
+    for index, tool in enumerate(tools):
+        place = f"tools[{index}]"
+        if type(tool) is not dict:
+            raise _unreadable(place, f"a tool must be an object, got {_kind(tool)}")
+        kind = _optional_string(tool, "type", place, "a tool")
+        if kind is not None and kind != "custom":
+            continue  # a server tool (web_search_20250305, bash_20250124, ...)
+        what = "a client tool"
+        name = _string(tool, "name", place, what)
+        description = _optional_string(tool, "description", place, what)
+        found.append(
+            CourseTool(name, description, _optional_object(tool, "input_schema", place, what))
+        )
+    return tuple(found)

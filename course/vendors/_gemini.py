@@ -19,6 +19,11 @@ none). There is no terminal event: the end is decided when the input ends, by th
 
 **Render.** One chunk per content record, then a last chunk with the ``finishReason``
 and the whole ``usageMetadata``; ``generateContent`` gets all of it in one response.
+
+**Requests.** ``read_request`` reads a request body: ``systemInstruction`` as a system
+message, then ``contents`` (``model`` is the assistant; ``function`` and ``tool`` are
+tool messages), each part as its course block, ids read where the wire leaves them out,
+and the function declarations.
 """
 
 from __future__ import annotations
@@ -31,15 +36,25 @@ from dataclasses import dataclass
 from typing import Final, Literal, cast
 
 from .._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
-from .._json import PlainJson, thaw
+from .._json import JsonObject, JsonValue, PlainJson, refreeze, thaw
 from .._model import (
     CourseModelChunk,
+    CourseModelRequest,
     CourseModelResponse,
     CourseModelUsage,
+    CourseOtherBlock,
+    CourseRequestBlock,
+    CourseRequestMessage,
+    CourseRequestRole,
+    CourseTextBlock,
     CourseTextDeltaChunk,
+    CourseThinkingBlock,
     CourseThinkingDeltaChunk,
     CourseThinkingSignatureChunk,
+    CourseTool,
+    CourseToolCallBlock,
     CourseToolCallChunk,
+    CourseToolResultBlock,
 )
 from ._recording import (
     MAX_COUNT,
@@ -49,9 +64,11 @@ from ._recording import (
     RecordingErrorCode,
     Refusal,
     StreamImporter,
+    _kind,
     quote,
 )
 from ._rendering import StreamRenderer, compact
+from ._requests import ReadRequest, RequestReadError, SentLog
 from ._sse import format_event
 
 __all__ = [
@@ -68,7 +85,9 @@ __all__ = [
     "is_base64",
     "precedes",
     "read_error_body",
+    "read_request",
     "route",
+    "same_signature",
     "signature_bytes",
     "status_word",
 ]
@@ -823,3 +842,403 @@ def error_words(error: FixtureProviderError) -> tuple[int, str, str]:
         word = code if code in _WORDS else status_word(status)
         return status, word, error.transport_message or ""
     return 500, status_word(500), f"{error.code.value}: {error.message}"
+
+
+# -- requests -------------------------------------------------------------------------------
+#
+# Gemini's wire is proto JSON, which takes a field by its camelCase or its snake_case
+# name (google-genai itself sends `parameters_json_schema`): the messages read here are
+# read by their camelCase names (``_fields``); the JSON values they carry (``args``,
+# ``response``, schemas) keep their keys.
+
+_ROLES: Final[Mapping[str, CourseRequestRole]] = {
+    "user": "user",
+    "model": "assistant",
+    "function": "tool",
+    "tool": "tool",
+}
+_PART_METADATA: Final = frozenset(
+    {"thought", "thoughtSignature", "videoMetadata", "partMetadata", "mediaResolution"}
+)
+"""Keys of a request part beside its one payload."""
+_SNAKE: Final = re.compile(r"_([a-z0-9])")
+
+
+def same_signature(sent: str, back: str) -> bool:
+    """Whether two signatures stand for the same bytes (``signature_bytes``: standard or
+    URL-safe base64, padded or not); one that is not base64 equals nothing."""
+    decoded = signature_bytes(sent)
+    return decoded is not None and decoded == signature_bytes(back)
+
+
+@dataclass(slots=True)
+class _Call:
+    """A ``functionCall`` part, its id read once its turn is."""
+
+    name: str
+    args: Mapping[str, JsonValue]
+    wire_id: str | None
+    signature: str | None
+    id: str = ""
+
+
+@dataclass(slots=True)
+class _Answer:
+    """A ``functionResponse`` part, its id read once the turn it answers is."""
+
+    name: str
+    response: JsonValue
+    id: str | None
+
+
+_Item = CourseRequestBlock | _Call | _Answer
+
+
+def read_request(body: Mapping[str, PlainJson], request_id: str, sent: SentLog) -> ReadRequest:
+    """A ``generateContent`` request body read (``SPEC-REQUESTS.md``, ``SPEC-GEMINI.md``),
+    or a ``RequestReadError``.
+
+    ``systemInstruction`` is one system message (no parts: none), then each of
+    ``contents`` placed ``contents[i]``. A call or a response the wire sends without an
+    id gets one as ``_read_ids`` says, ``sent`` telling the calls this server made.
+    """
+    fields = _fields(cast(PlainObject, body), "")
+    read: list[tuple[CourseRequestRole, list[_Item], str]] = []
+    system = fields.get("systemInstruction")
+    if system is not None:
+        if type(system) is not dict:
+            raise _unreadable(
+                "systemInstruction",
+                f"a system instruction must be a Content object, got {_kind(system)}",
+            )
+        items = _parts(_fields(system, "systemInstruction"), "systemInstruction")
+        if items:
+            read.append(("system", items, "systemInstruction"))
+    listed = fields.get("contents")
+    if listed is not None:
+        if type(listed) is not list:
+            raise _unreadable("contents", f"the contents must be an array, got {_kind(listed)}")
+        read.extend(_content(content, f"contents[{i}]") for i, content in enumerate(listed))
+    _read_ids([(role, items) for role, items, _ in read], sent)
+    messages = tuple(
+        CourseRequestMessage(role, tuple(_block(item) for item in items)) for role, items, _ in read
+    )
+    places = tuple((place,) * len(items) for _, items, place in read)
+    tools = _tools(fields.get("tools"))
+    return ReadRequest(CourseModelRequest(request_id, messages, tools), places)
+
+
+def _unreadable(place: str, what: str) -> RequestReadError:
+    return RequestReadError(f"course read: {place}: {what}")
+
+
+def _at(place: str, key: str) -> str:
+    return f"{place}.{key}" if place else key
+
+
+def _fields(owner: PlainObject, place: str) -> PlainObject:
+    """``owner`` by its camelCase keys; a key given in both spellings is a read problem."""
+    if not any("_" in key for key in owner):
+        return owner  # what google-genai sends, but for a few schema keys
+    fields: PlainObject = {}
+    spelled: dict[str, str] = {}
+    for key, value in owner.items():
+        camel = _SNAKE.sub(lambda match: match.group(1).upper(), key)
+        if camel in fields:
+            raise _unreadable(
+                _at(place, camel),
+                f"the field is given twice, as {quote(spelled[camel])} and {quote(key)}",
+            )
+        fields[camel] = value
+        spelled[camel] = key
+    return fields
+
+
+def _found(owner: PlainObject, key: str) -> str:
+    """What ``owner`` holds at ``key``, for a message saying it is not what it should be."""
+    return f"got {_kind(owner[key])}" if key in owner else "none was given"
+
+
+def _string(owner: PlainObject, key: str, place: str, what: str) -> str:
+    """``owner[key]``, which must be a string; ``what`` names the owner in the message."""
+    value = owner.get(key)
+    if type(value) is not str:
+        raise _unreadable(_at(place, key), f"{what} needs a string {key}, {_found(owner, key)}")
+    return value
+
+
+def _mistyped(owner: PlainObject, key: str, kind: str, place: str, what: str) -> RequestReadError:
+    """``owner[key]`` is present but not ``kind`` (``a string``, ...)."""
+    return _unreadable(_at(place, key), f"{what}'s {key} must be {kind}, got {_kind(owner[key])}")
+
+
+def _optional_string(owner: PlainObject, key: str, place: str, what: str) -> str | None:
+    """``owner[key]``, a string, or ``None`` when absent or null."""
+    value = owner.get(key)
+    if value is None or type(value) is str:
+        return value
+    raise _mistyped(owner, key, "a string", place, what)
+
+
+def _optional_object(
+    owner: PlainObject, key: str, place: str, what: str
+) -> Mapping[str, JsonValue] | None:
+    """``owner[key]``, an object made read-only, or ``None`` when absent or null."""
+    value = owner.get(key)
+    if value is None:
+        return None
+    if type(value) is not dict:
+        raise _mistyped(owner, key, "an object", place, what)
+    return _frozen(value)
+
+
+def _frozen(value: PlainObject) -> Mapping[str, JsonValue]:
+    return cast(JsonObject, refreeze(value))
+
+
+_NO_ARGUMENTS: Final = _frozen({})
+
+
+def _content(content: PlainJson, place: str) -> tuple[CourseRequestRole, list[_Item], str]:
+    """One of ``contents``: its role (none or ``""``: ``user``, as Gemini reads it) and
+    its parts."""
+    if type(content) is not dict:
+        raise _unreadable(place, f"a content must be an object, got {_kind(content)}")
+    fields = _fields(content, place)
+    word = _optional_string(fields, "role", place, "a content")
+    role = _ROLES.get(word or "user")
+    if role is None:
+        raise _unreadable(
+            f"{place}.role",
+            f"unknown role {quote(cast(str, word))} (a content is 'user', 'model', 'function' "
+            "or 'tool')",
+        )
+    return role, _parts(fields, place), place
+
+
+def _parts(content: PlainObject, place: str) -> list[_Item]:
+    """A Content's parts, read in order (none: no parts)."""
+    parts = content.get("parts")
+    if parts is None:
+        return []
+    if type(parts) is not list:
+        raise _unreadable(
+            f"{place}.parts", f"a content's parts must be an array, got {_kind(parts)}"
+        )
+    items: list[_Item] = []
+    for index, part in enumerate(parts):
+        items.extend(_part(part, f"{place}.parts[{index}]"))
+    return items
+
+
+def _part(part: PlainJson, place: str) -> tuple[_Item, ...]:
+    """One part: its one payload, and its ``thoughtSignature``. A thought is a thinking
+    block (its text, empty or none); a signed text that is no thought is its text, then
+    the signature alone, as import reads it."""
+    if type(part) is not dict:
+        raise _unreadable(place, f"a part must be an object, got {_kind(part)}")
+    fields = _fields(part, place)
+    payload = [key for key in fields if key not in _PART_METADATA]
+    signature = _optional_string(fields, "thoughtSignature", place, "a part")
+    thought = fields.get("thought")
+    if thought is not None and type(thought) is not bool:
+        raise _mistyped(fields, "thought", "a boolean", place, "a part")
+    if not payload and (thought or signature is not None):
+        return (CourseThinkingBlock("", signature),)  # a signature alone, as Gemini sends it
+    if len(payload) != 1:
+        shown = ", ".join(quote(key) for key in payload) if payload else "none"
+        raise _unreadable(place, f"a part holds exactly one kind of data, got {shown}")
+    kind = payload[0]
+    if kind == "text":
+        text = _string(fields, "text", place, "a text part")
+        if thought:
+            return (CourseThinkingBlock(text, signature),)
+        if signature is None:
+            return (CourseTextBlock(text),)
+        return CourseTextBlock(text), CourseThinkingBlock("", signature)
+    if kind in ("functionCall", "functionResponse"):
+        value = fields[kind]
+        if type(value) is not dict:
+            raise _mistyped(fields, kind, "an object", place, "a part")
+        inner = f"{place}.{kind}"
+        if kind == "functionCall":
+            return (_call(_fields(value, inner), inner, signature),)
+        return (_answer(_fields(value, inner), inner),)
+    return (CourseOtherBlock(kind, _frozen(part)),)  # inlineData, fileData, executableCode, ...
+
+
+def _call(call: PlainObject, place: str, signature: str | None) -> _Call:
+    what = "a functionCall"
+    name = _string(call, "name", place, what)
+    args = _optional_object(call, "args", place, what)
+    call_id = _optional_string(call, "id", place, what)
+    return _Call(name, _NO_ARGUMENTS if args is None else args, call_id, signature)
+
+
+def _answer(answer: PlainObject, place: str) -> _Answer:
+    what = "a functionResponse"
+    name = _string(answer, "name", place, what)
+    response = _optional_object(answer, "response", place, what)
+    return _Answer(name, response, _optional_string(answer, "id", place, what))
+
+
+def _block(item: _Item) -> CourseRequestBlock:
+    if type(item) is _Call:
+        return CourseToolCallBlock(item.id, item.name, item.args, signature=item.signature)
+    if type(item) is _Answer:
+        return CourseToolResultBlock(item.id or "", item.response)
+    return cast(CourseRequestBlock, item)
+
+
+# -- ids ------------------------------------------------------------------------------------
+
+
+def _read_ids(contents: list[tuple[CourseRequestRole, list[_Item]]], sent: SentLog) -> None:
+    """Give every call and response the id it stands for.
+
+    A turn is a run of ``model`` contents (streaming with automatic function calling,
+    google-genai sends each chunk's content as one of its own); the responses in the
+    contents after it, up to the next turn, answer its calls.
+    """
+    calls: list[_Call] = []
+    answers: list[_Answer] = []
+    assistant = False
+    for role, items in contents:
+        if role == "assistant" and not assistant:
+            _read_turn(calls, answers, sent)
+            calls, answers = [], []
+        assistant = role == "assistant"
+        for item in items:
+            if type(item) is _Call:
+                calls.append(item)
+            elif type(item) is _Answer:
+                answers.append(item)
+    _read_turn(calls, answers, sent)
+
+
+def _read_turn(calls: list[_Call], answers: list[_Answer], sent: SentLog) -> None:
+    """A call's id: the wire's, else the recognised call's (``_recognise``), else ``""``.
+    A response answers the call of its id when both carry one, else the k-th response
+    of a name the k-th call of that name; without an id it takes that call's."""
+    _recognise(calls, sent)
+    by_id = {call.wire_id: call for call in calls if call.wire_id is not None}
+    answered: set[int] = set()
+    by_name: list[_Answer] = []
+    for answer in answers:
+        call = by_id.get(answer.id) if answer.id is not None else None
+        if call is None:
+            by_name.append(answer)
+        else:
+            answered.add(id(call))
+    for answer in by_name:
+        found = next((c for c in calls if c.name == answer.name and id(c) not in answered), None)
+        if found is not None:
+            answered.add(id(found))
+            if answer.id is None:
+                answer.id = found.id
+
+
+def _recognise(calls: list[_Call], sent: SentLog) -> None:
+    """Read the calls that came without an id as the calls of the most recent response
+    this server sent that holds them all, by name and ``args`` (as JSON values)."""
+    for call in calls:
+        if call.wire_id is not None:
+            call.id = call.wire_id
+    unnamed = [call for call in calls if call.wire_id is None]
+    if not unnamed:
+        return
+    taken = {call.wire_id for call in calls} - {None}
+    for response in sent.recent():
+        if response.format != FORMAT:
+            continue
+        pool = [
+            block
+            for block in response.content
+            if type(block) is CourseToolCallBlock and block.id not in taken
+        ]
+        ids = _matched(unnamed, pool)
+        if ids is not None:
+            for call, call_id in zip(unnamed, ids, strict=True):
+                call.id = call_id
+            return
+
+
+def _matched(calls: list[_Call], pool: list[CourseToolCallBlock]) -> list[str] | None:
+    """The ids of a distinct call of ``pool`` for each of ``calls`` (the first unused of
+    the same name and arguments), or ``None`` when one has none."""
+    ids: list[str] = []
+    for call in calls:
+        for index, block in enumerate(pool):
+            if block.name == call.name and _same_json(block.arguments, call.args):
+                ids.append(block.id)
+                del pool[index]
+                break
+        else:
+            return None
+    return ids
+
+
+def _same_json(a: JsonValue, b: JsonValue) -> bool:
+    """JSON equality: numbers by value (``1`` is ``1.0``), ``true``, ``false`` and
+    ``null`` only themselves, objects whatever their key order."""
+    if type(a) is bool or type(b) is bool or a is None or b is None:
+        return a is b
+    if type(a) in (int, float):
+        return type(b) in (int, float) and a == b
+    if isinstance(a, Mapping):
+        return (
+            isinstance(b, Mapping)
+            and len(a) == len(b)
+            and all(key in b and _same_json(value, b[key]) for key, value in a.items())
+        )
+    if isinstance(a, tuple):
+        return (
+            isinstance(b, tuple)
+            and len(a) == len(b)
+            and all(_same_json(x, y) for x, y in zip(a, b, strict=True))
+        )
+    return type(b) is str and a == b
+
+
+# -- tools ----------------------------------------------------------------------------------
+
+
+def _tools(tools: PlainJson) -> tuple[CourseTool, ...]:
+    """Each ``tools[].functionDeclarations[]``; other tools (``googleSearch``,
+    ``codeExecution``, ...) are skipped."""
+    if tools is None:
+        return ()
+    if type(tools) is not list:
+        raise _unreadable("tools", f"the tools must be an array, got {_kind(tools)}")
+    found: list[CourseTool] = []
+    for index, tool in enumerate(tools):
+        place = f"tools[{index}]"
+        if type(tool) is not dict:
+            raise _unreadable(place, f"a tool must be an object, got {_kind(tool)}")
+        declarations = _fields(tool, place).get("functionDeclarations")
+        if declarations is None:
+            continue
+        if type(declarations) is not list:
+            raise _unreadable(
+                f"{place}.functionDeclarations",
+                f"a tool's functionDeclarations must be an array, got {_kind(declarations)}",
+            )
+        for n, declaration in enumerate(declarations):
+            found.append(_declaration(declaration, f"{place}.functionDeclarations[{n}]"))
+    return tuple(found)
+
+
+def _declaration(declaration: PlainJson, place: str) -> CourseTool:
+    """A function declaration: its ``parametersJsonSchema``, else its ``parameters``."""
+    if type(declaration) is not dict:
+        raise _unreadable(
+            place, f"a function declaration must be an object, got {_kind(declaration)}"
+        )
+    fields = _fields(declaration, place)
+    what = "a function declaration"
+    name = _string(fields, "name", place, what)
+    description = _optional_string(fields, "description", place, what)
+    schema = _optional_object(fields, "parametersJsonSchema", place, what)
+    if schema is None:
+        schema = _optional_object(fields, "parameters", place, what)
+    return CourseTool(name, description, schema)

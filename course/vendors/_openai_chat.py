@@ -29,24 +29,34 @@ with ``choices: []``, then ``[DONE]``; a failure is ``{"error": ...}`` then ``[D
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
-from typing import Final, NamedTuple
+from collections.abc import Callable, Mapping, Sequence
+from typing import Final, NamedTuple, cast
 
 from .._errors import FixtureProviderError
-from .._json import PlainJson, thaw
+from .._json import JsonValue, PlainJson, refreeze, thaw
+from .._json_text import JsonSyntaxError, loads
 from .._model import (
     CourseIncompleteToolCallBlock,
     CourseIncompleteToolCallChunk,
     CourseModelChunk,
+    CourseModelRequest,
     CourseModelResponse,
+    CourseOtherBlock,
     CourseRefusalBlock,
     CourseRefusalDeltaChunk,
+    CourseRequestBlock,
+    CourseRequestMessage,
+    CourseRequestRole,
     CourseTextBlock,
     CourseTextDeltaChunk,
+    CourseTool,
     CourseToolCallBlock,
     CourseToolCallChunk,
+    CourseToolResultBlock,
 )
+from .._text import one_line
 from ._recording import (
+    ARGUMENTS_MAX_DEPTH,
     Event,
     Path,
     PlainObject,
@@ -57,6 +67,7 @@ from ._recording import (
     quote,
 )
 from ._rendering import StreamRenderer, compact, error_words
+from ._requests import ReadRequest, RequestReadError, SentLog
 from ._sse import format_event
 
 __all__ = [
@@ -69,6 +80,7 @@ __all__ = [
     "fits_whole",
     "precedes",
     "read_error_body",
+    "read_request",
 ]
 
 FORMAT: Final = "openai-chat"
@@ -744,6 +756,223 @@ def _custom_tool_call(path: Path) -> Refusal:
         "take JSON object arguments",
         path,
     )
+
+
+# -- reading requests -----------------------------------------------------------------------
+#
+# The helpers up to `content_blocks` are the OpenAI wire's shared reading (the Responses
+# reader uses them too): a problem's wording, the typed fields, a call's arguments, a
+# message's content, the tools.
+
+ROLES: Final[Mapping[str, CourseRequestRole]] = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "assistant": "assistant",
+    "tool": "tool",
+}
+"""The message roles of both OpenAI formats, as a request message names them."""
+_LEGACY_RESULT: Final = "function"
+"""The legacy role of a function's result: it names no call, so it is read as an
+``other`` block of a ``tool`` message (providers still accept it)."""
+_TEXT_PARTS: Final = frozenset({"text"})
+_REFUSAL_PART: Final = "refusal"
+
+
+def got(value: PlainJson) -> str:
+    """What a JSON value is, for a problem's message: ``a list``, ``null``, ..."""
+    if value is None:
+        return "null"
+    kind = type(value)
+    if kind is bool:
+        return "a boolean"
+    if kind is int or kind is float:
+        return "a number"
+    if kind is str:
+        return "a string"
+    return "a list" if kind is list else "an object"
+
+
+def read_problem(place: str, what: str) -> RequestReadError:
+    """The read problem ``course read: <place>: <what>``."""
+    return RequestReadError(f"course read: {place}: {one_line(what)}")
+
+
+def at(place: str, key: str) -> str:
+    """The place of ``key`` in the object at ``place`` (``""``: the body)."""
+    return f"{place}.{key}" if place else key
+
+
+def frozen(value: dict[str, PlainJson]) -> Mapping[str, JsonValue]:
+    """A wire object in the read-only form a block keeps."""
+    return cast("Mapping[str, JsonValue]", refreeze(value))
+
+
+def listed(owner: Mapping[str, PlainJson], key: str, place: str) -> list[PlainJson]:
+    """``owner[key]`` as a list (``[]``: absent or null); ``place`` is ``owner``'s."""
+    value = owner.get(key)
+    if value is None:
+        return []
+    if type(value) is not list:
+        raise read_problem(at(place, key), f"{key} must be a list, got {got(value)}")
+    return value
+
+
+def string(owner: Mapping[str, PlainJson], key: str, place: str, what: str) -> str:
+    """``owner[key]``, a string; ``what`` names ``owner`` in the problem (``a tool message``)."""
+    value = owner.get(key)
+    if type(value) is not str:
+        raise read_problem(at(place, key), f"{what} needs a string {key}, got {got(value)}")
+    return value
+
+
+def optional_string(owner: Mapping[str, PlainJson], key: str, place: str, what: str) -> str | None:
+    """``owner[key]``, a string, or ``None`` when it is absent or null."""
+    value = owner.get(key)
+    if value is None:
+        return None
+    return string(owner, key, place, what)
+
+
+def an_object(value: PlainJson, place: str, what: str) -> dict[str, PlainJson]:
+    """``value`` checked to be a JSON object; ``what`` is its kind (``a message``)."""
+    if type(value) is not dict:
+        raise read_problem(place, f"{what} must be an object, got {got(value)}")
+    return value
+
+
+def tool_call(
+    call_id: str, name: str, arguments: str | None
+) -> CourseToolCallBlock | CourseIncompleteToolCallBlock:
+    """A tool call whose ``arguments`` the wire sends as JSON text (``None`` or ``""``:
+    none, ``{}``, as the importer reads them). Text that is not a strict JSON object is
+    kept as it came: providers accept it, and the checks find the call changed."""
+    if not arguments:
+        return CourseToolCallBlock(call_id, name, {})
+    try:
+        value = loads(arguments, max_depth=ARGUMENTS_MAX_DEPTH)
+    except JsonSyntaxError:
+        return CourseIncompleteToolCallBlock(call_id, name, arguments)
+    if type(value) is not dict:
+        return CourseIncompleteToolCallBlock(call_id, name, arguments)
+    return CourseToolCallBlock(call_id, name, frozen(value))
+
+
+def content_blocks(
+    content: PlainJson, place: str, text_kinds: frozenset[str]
+) -> list[CourseRequestBlock]:
+    """A message's content at ``place``: a string is one text block (an empty one too),
+    null none; a list's parts are text (its type in ``text_kinds``), refusal, or, of
+    any other type (an image, a file, audio), an ``other`` block of the part."""
+    if type(content) is str:
+        return [CourseTextBlock(content)]
+    if content is None:
+        return []
+    if type(content) is not list:
+        raise read_problem(
+            place, f"content must be a string, a list of parts or null, got {got(content)}"
+        )
+    blocks: list[CourseRequestBlock] = []
+    for index, item in enumerate(content):
+        part_place = f"{place}[{index}]"
+        part = an_object(item, part_place, "a content part")
+        kind = string(part, "type", part_place, "a content part")
+        if kind in text_kinds:
+            blocks.append(CourseTextBlock(string(part, "text", part_place, "a text part")))
+        elif kind == _REFUSAL_PART:
+            blocks.append(CourseRefusalBlock(string(part, "refusal", part_place, "a refusal part")))
+        else:
+            blocks.append(CourseOtherBlock(kind, frozen(part)))
+    return blocks
+
+
+def read_tools(
+    body: Mapping[str, PlainJson],
+    function_of: Callable[[dict[str, PlainJson], str], tuple[dict[str, PlainJson], str]],
+) -> tuple[CourseTool, ...]:
+    """The function tools of ``tools``, in order; other tools are skipped.
+    ``function_of`` gives the object of a function tool at ``tools[n]`` that holds its
+    ``name``, ``description`` and ``parameters``, and that object's place."""
+    tools: list[CourseTool] = []
+    for index, item in enumerate(listed(body, "tools", "")):
+        tool = an_object(item, f"tools[{index}]", "a tool")
+        if tool.get("type") != "function":
+            continue
+        function, place = function_of(tool, f"tools[{index}]")
+        name = string(function, "name", place, "a function tool")
+        description = optional_string(function, "description", place, "a function tool")
+        parameters = function.get("parameters")
+        if parameters is not None and type(parameters) is not dict:
+            raise read_problem(
+                at(place, "parameters"),
+                f"a function tool's `parameters` must be an object, got {got(parameters)}",
+            )
+        tools.append(
+            CourseTool(name, description, None if parameters is None else frozen(parameters))
+        )
+    return tuple(tools)
+
+
+def read_request(body: Mapping[str, PlainJson], request_id: str, sent: SentLog) -> ReadRequest:
+    """A Chat Completions body read (``SPEC-REQUESTS.md``): its ``messages`` in order,
+    each block placed at ``messages[i]``, and its function tools. Raises only
+    ``RequestReadError``; ``sent`` is not needed (Chat keeps no state)."""
+    messages: list[CourseRequestMessage] = []
+    places: list[tuple[str, ...]] = []
+    for index, item in enumerate(listed(body, "messages", "")):
+        place = f"messages[{index}]"
+        message = _message(an_object(item, place, "a message"), place)
+        messages.append(message)
+        places.append((place,) * len(message.content))
+    tools = read_tools(body, _tool_function)
+    return ReadRequest(CourseModelRequest(request_id, tuple(messages), tools), tuple(places))
+
+
+def _tool_function(tool: dict[str, PlainJson], place: str) -> tuple[dict[str, PlainJson], str]:
+    place = at(place, "function")
+    return an_object(tool.get("function"), place, "a function tool's `function`"), place
+
+
+def _message(message: dict[str, PlainJson], place: str) -> CourseRequestMessage:
+    """One message: its content (then an assistant's refusal and tool calls), or a tool
+    message's result."""
+    given = string(message, "role", place, "a message")
+    role = ROLES.get(given)
+    if role is None:
+        if given == _LEGACY_RESULT:
+            return CourseRequestMessage("tool", (CourseOtherBlock(given, frozen(message)),))
+        raise read_problem(at(place, "role"), f"unknown role {quote(given)}")
+    if role == "tool":
+        call_id = string(message, "tool_call_id", place, "a tool message")
+        result = CourseToolResultBlock(call_id, refreeze(message.get("content")))
+        return CourseRequestMessage("tool", (result,))
+    blocks = content_blocks(message.get("content"), at(place, "content"), _TEXT_PARTS)
+    if role == "assistant":
+        refusal = optional_string(message, "refusal", place, "an assistant message")
+        if refusal is not None:
+            blocks.append(CourseRefusalBlock(refusal))
+        legacy = message.get("function_call")
+        if legacy is not None:  # the legacy call names no id: no result can name it
+            call = an_object(legacy, at(place, "function_call"), "a `function_call`")
+            blocks.append(CourseOtherBlock("function_call", frozen(call)))
+        for number, item in enumerate(listed(message, "tool_calls", place)):
+            call_place = f"{at(place, 'tool_calls')}[{number}]"
+            blocks.append(_tool_call(an_object(item, call_place, "a tool call"), call_place))
+    return CourseRequestMessage(role, tuple(blocks))
+
+
+def _tool_call(call: dict[str, PlainJson], place: str) -> CourseRequestBlock:
+    """A function tool call; a call of another type (``custom``) is an ``other`` block."""
+    kind = optional_string(call, "type", place, "a tool call")
+    if kind is not None and kind != "function":
+        return CourseOtherBlock(kind, frozen(call))
+    call_id = string(call, "id", place, "a tool call")
+    function_place = at(place, "function")
+    what = "a tool call's `function`"
+    function = an_object(call.get("function"), function_place, what)
+    name = string(function, "name", function_place, what)
+    arguments = optional_string(function, "arguments", function_place, what)
+    return tool_call(call_id, name, arguments)
 
 
 # -- rendering ------------------------------------------------------------------------------

@@ -52,20 +52,25 @@ and call signatures have no place in the format and are left out. Events carry
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final, NamedTuple, TypeAlias, cast
 
 from .._errors import FixtureProviderError
-from .._json import PlainJson, thaw
+from .._json import PlainJson, refreeze, thaw
 from .._model import (
     CourseIncompleteToolCallBlock,
     CourseIncompleteToolCallChunk,
     CourseModelChunk,
+    CourseModelRequest,
     CourseModelResponse,
+    CourseOtherBlock,
     CourseRedactedThinkingBlock,
     CourseRedactedThinkingChunk,
     CourseRefusalBlock,
     CourseRefusalDeltaChunk,
+    CourseRequestBlock,
+    CourseRequestMessage,
+    CourseRequestRole,
     CourseTextBlock,
     CourseTextDeltaChunk,
     CourseThinkingBlock,
@@ -73,6 +78,22 @@ from .._model import (
     CourseThinkingSignatureChunk,
     CourseToolCallBlock,
     CourseToolCallChunk,
+    CourseToolResultBlock,
+)
+from .._text import one_line
+from ._openai_chat import (
+    ROLES,
+    an_object,
+    at,
+    content_blocks,
+    frozen,
+    got,
+    listed,
+    optional_string,
+    read_problem,
+    read_tools,
+    string,
+    tool_call,
 )
 from ._recording import (
     Event,
@@ -84,6 +105,7 @@ from ._recording import (
     quote,
 )
 from ._rendering import StreamRenderer, compact, error_words
+from ._requests import ReadRequest, RequestReadError, SentLog
 from ._sse import format_event
 
 __all__ = [
@@ -96,6 +118,7 @@ __all__ = [
     "fits_whole",
     "precedes",
     "read_error_body",
+    "read_request",
 ]
 
 FORMAT: Final = "openai-responses"
@@ -851,6 +874,152 @@ _RESTATING_V2: Final = frozenset(
 )
 
 
+# -- reading requests -----------------------------------------------------------------------
+
+_INPUT_TEXT_PARTS: Final = frozenset({"input_text", "output_text"})
+_FUNCTION_CALL_OUTPUT: Final = "function_call_output"
+_ITEM_REFERENCE: Final = "item_reference"
+_MODEL_ITEMS: Final = frozenset({"mcp_list_tools", "mcp_approval_request"})
+"""Items the model's turn holds that are not named ``..._call``."""
+
+
+class _Messages:
+    """The request's messages as its items give them: consecutive assistant items (a
+    message, function calls, reasoning, other calls) are one assistant message."""
+
+    __slots__ = ("_blocks", "_places", "_roles")
+
+    def __init__(self) -> None:
+        self._roles: list[CourseRequestRole] = []
+        self._blocks: list[list[CourseRequestBlock]] = []
+        self._places: list[list[str]] = []
+
+    def add(
+        self, role: CourseRequestRole, blocks: Sequence[CourseRequestBlock], place: str
+    ) -> None:
+        """``blocks``, all from the item at ``place``, as a message of ``role``."""
+        if role != "assistant" or not self._roles or self._roles[-1] != "assistant":
+            self._roles.append(role)
+            self._blocks.append([])
+            self._places.append([])
+        self._blocks[-1].extend(blocks)
+        self._places[-1].extend([place] * len(blocks))
+
+    def messages(self) -> tuple[CourseRequestMessage, ...]:
+        return tuple(
+            CourseRequestMessage(role, tuple(blocks))
+            for role, blocks in zip(self._roles, self._blocks, strict=True)
+        )
+
+    def places(self) -> tuple[tuple[str, ...], ...]:
+        return tuple(tuple(places) for places in self._places)
+
+
+def read_request(body: Mapping[str, PlainJson], request_id: str, sent: SentLog) -> ReadRequest:
+    """A Responses body read (``SPEC-REQUESTS.md``): its ``instructions`` (a system
+    message), then its ``input`` (a string: one user message; else its items, each block
+    placed at ``input[i]``), and its function tools; the history its
+    ``previous_response_id`` names, from ``sent``. A request with a ``conversation`` is
+    not checked. Raises only ``RequestReadError``."""
+    history = _previous(body, sent)
+    messages = _Messages()
+    instructions = optional_string(body, "instructions", "", "a request")
+    if instructions is not None:
+        messages.add("system", (CourseTextBlock(instructions),), "instructions")
+    given = body.get("input")
+    if type(given) is str:
+        messages.add("user", (CourseTextBlock(given),), "input")
+    else:
+        for index, item in enumerate(listed(body, "input", "")):
+            place = f"input[{index}]"
+            _item(an_object(item, place, "an input item"), place, sent, messages)
+    request = CourseModelRequest(request_id, messages.messages(), read_tools(body, _flat_tool))
+    checked = body.get("conversation") is None
+    return ReadRequest(request, messages.places(), history, checked=checked)
+
+
+def _previous(body: Mapping[str, PlainJson], sent: SentLog) -> tuple[CourseRequestMessage, ...]:
+    """The history ``previous_response_id`` names: that response's, then its output."""
+    response_id = optional_string(body, "previous_response_id", "", "a request")
+    if response_id is None:
+        return ()
+    response = sent.response(response_id)
+    if response is None:
+        raise RequestReadError(
+            f"course read: previous_response_id: previous response with id "
+            f"{one_line(quote(response_id))} not found: this server never sent it",
+            code="previous_response_not_found",
+            param="previous_response_id",
+        )
+    return (*response.history, response.output())
+
+
+def _flat_tool(tool: dict[str, PlainJson], place: str) -> tuple[dict[str, PlainJson], str]:
+    return tool, place  # a Responses function tool names itself at its top level
+
+
+def _item(item: dict[str, PlainJson], place: str, sent: SentLog, messages: _Messages) -> None:
+    """One input item, added to ``messages``."""
+    kind = optional_string(item, "type", place, "an input item")
+    if kind is None and "role" in item:  # an easy input message, as the SDK allows
+        kind = _MESSAGE
+    if kind == _MESSAGE:
+        given = string(item, "role", place, "a message item")
+        role = ROLES.get(given)
+        if role is None or role == "tool":  # a tool's result is a function_call_output
+            raise read_problem(at(place, "role"), f"unknown role {quote(given)}")
+        content = content_blocks(item.get("content"), at(place, "content"), _INPUT_TEXT_PARTS)
+        messages.add(role, content, place)
+    elif kind == _FUNCTION_CALL:
+        what = "a function_call item"
+        call_id = string(item, "call_id", place, what)
+        name = string(item, "name", place, what)
+        arguments = optional_string(item, "arguments", place, what)
+        messages.add("assistant", (tool_call(call_id, name, arguments),), place)
+    elif kind == _REASONING:
+        messages.add("assistant", (_reasoning(item, place),), place)
+    elif kind == _FUNCTION_CALL_OUTPUT:
+        call_id = string(item, "call_id", place, "a function_call_output item")
+        output = item.get("output")
+        if type(output) is not str and type(output) is not list:
+            raise read_problem(
+                at(place, "output"),
+                "a function_call_output item needs a string or a list of parts output, "
+                f"got {got(output)}",
+            )
+        messages.add("tool", (CourseToolResultBlock(call_id, refreeze(output)),), place)
+    elif kind == _ITEM_REFERENCE:
+        blocks = sent.item(string(item, "id", place, "an item_reference"))
+        if blocks is None:  # an item this server never sent, kept as it came
+            blocks = (CourseOtherBlock(kind, frozen(item)),)
+        messages.add("assistant", blocks, place)  # what this server sent is the model's
+    elif kind is None:
+        raise read_problem(at(place, "type"), "an input item needs a string type, got null")
+    else:
+        messages.add(_role_of(kind), (CourseOtherBlock(kind, frozen(item)),), place)
+
+
+def _reasoning(item: dict[str, PlainJson], place: str) -> CourseThinkingBlock:
+    """A reasoning item: its summary texts joined (as the importer joins them, so what
+    the renderer sent comes back as it was), signed by its ``encrypted_content``."""
+    texts: list[str] = []
+    for index, part in enumerate(listed(item, "summary", place)):
+        part_place = f"{at(place, 'summary')}[{index}]"
+        summary = an_object(part, part_place, "a summary part")
+        texts.append(string(summary, "text", part_place, "a summary part"))
+    signature = optional_string(item, "encrypted_content", place, "a reasoning item")
+    return CourseThinkingBlock("".join(texts), signature)
+
+
+def _role_of(kind: str) -> CourseRequestRole:
+    """The role of an item this reader has no block for: a call the model made (web
+    search, a custom tool, MCP, ...) is the model's turn, a call's output a tool's, and
+    anything else (an approval, ...) the user's."""
+    if kind.endswith("_call") or kind in _MODEL_ITEMS:
+        return "assistant"
+    return "tool" if kind.endswith("_output") else "user"
+
+
 # -- serve --------------------------------------------------------------------------------
 
 _TEXT_PART: Final = "output_text"
@@ -889,6 +1058,11 @@ class Renderer(StreamRenderer):
         """The reasoning item a thinking block is writing, while it is open."""
         self._thinking_index = -1
         """The ``content_index`` of the thinking block the open reasoning item renders."""
+        self._sent: dict[str, tuple[CourseRequestBlock, ...]] = {}
+        """Each output item sent and closed (a cut call: as soon as it is sent), by id,
+        with the blocks it carried."""
+        self._part_blocks: list[CourseRequestBlock] = []
+        """The blocks of the open message's finished content parts."""
 
     # -- streaming -------------------------------------------------------------------------
 
@@ -903,7 +1077,8 @@ class Renderer(StreamRenderer):
             return self._close_reasoning() + self._delta(_TEXT_PART, chunk.text)
         if type(chunk) is CourseToolCallChunk:
             fragments = self.argument_fragments(chunk.id) or (compact(thaw(chunk.arguments)),)
-            return self._function_call(chunk.id, chunk.name, fragments, "completed")
+            call = CourseToolCallBlock(chunk.id, chunk.name, chunk.arguments)
+            return self._function_call(call, fragments)
         if type(chunk) is CourseThinkingDeltaChunk:
             return self._thinking(chunk.text, chunk.content_index)
         if type(chunk) is CourseThinkingSignatureChunk:
@@ -914,7 +1089,8 @@ class Renderer(StreamRenderer):
             fragments = self.argument_fragments(chunk.id) or ()
             if "".join(fragments) != chunk.arguments_text:  # its records are not at hand
                 fragments = (chunk.arguments_text,) if chunk.arguments_text else ()
-            return self._function_call(chunk.id, chunk.name, fragments, "incomplete")
+            cut = CourseIncompleteToolCallBlock(chunk.id, chunk.name, chunk.arguments_text)
+            return self._function_call(cut, fragments)
         # A redacted thinking block has no place in this format: it is left out (a
         # thinking block after it is another block, so another reasoning item).
         assert type(chunk) is CourseRedactedThinkingChunk
@@ -931,6 +1107,18 @@ class Renderer(StreamRenderer):
     def fail(self, error: FixtureProviderError) -> str:
         code, message = error_words(error)
         return self._event(_ERROR, {"code": code, "message": message, "param": None})
+
+    def sent_items(self) -> Mapping[str, tuple[CourseRequestBlock, ...]]:
+        """Each output item sent so far (``msg_...``, ``rs_...``, ``fc_...``), with the
+        blocks it carried: an open item's so far (a stream that failed in it)."""
+        items = dict(self._sent)
+        text = "".join(self._texts)
+        if self._message is not None:
+            open_part = (_part_block(self._part_kind, text),) if self._part_kind else ()
+            items[cast(str, self._message["id"])] = (*self._part_blocks, *open_part)
+        if self._reasoning is not None:
+            items[cast(str, self._reasoning["id"])] = (CourseThinkingBlock(text),)
+        return items
 
     # -- a message item: runs of text and refusal parts ------------------------------------
 
@@ -962,6 +1150,7 @@ class Renderer(StreamRenderer):
         else:
             done = self._event("response.refusal.done", {**keys, "refusal": text})
         self._parts.append(part)
+        self._part_blocks.append(_part_block(kind, text))
         self._part_kind = ""
         self._texts = []
         return done + self._event("response.content_part.done", {**keys, "part": part})
@@ -975,8 +1164,10 @@ class Renderer(StreamRenderer):
         message["content"] = self._parts
         closing += self._item_event("response.output_item.done", message)
         self._output.append(message)
+        self._sent[cast(str, message["id"])] = tuple(self._part_blocks)
         self._message = None
         self._parts = []
+        self._part_blocks = []
         return closing
 
     def _part_keys(self) -> PlainObject:
@@ -1024,6 +1215,7 @@ class Renderer(StreamRenderer):
             + self._item_event("response.output_item.done", reasoning)
         )
         self._output.append(reasoning)
+        self._sent[cast(str, reasoning["id"])] = (CourseThinkingBlock(text, signature),)
         self._reasoning = None
         self._texts = []
         return events
@@ -1042,13 +1234,16 @@ class Renderer(StreamRenderer):
     # -- a function call item --------------------------------------------------------------
 
     def _function_call(
-        self, call_id: str, name: str, fragments: tuple[str, ...], status: str
+        self, call: CourseToolCallBlock | CourseIncompleteToolCallBlock, fragments: tuple[str, ...]
     ) -> str:
         """A function call item: added, one arguments delta per fragment, then (unless the
-        call was cut: ``status`` ``incomplete``) the arguments and the item done."""
+        call was cut: an incomplete call) the arguments and the item done."""
         events = self._close_all()  # a tool call ends a run of text, and a thinking block
+        call_id, name = call.id, call.name
+        status = "incomplete" if type(call) is CourseIncompleteToolCallBlock else "completed"
         text = "".join(fragments)
         item_id = self._item_id("fc")
+        self._sent[item_id] = (call,)
         index = len(self._output)
         keys: PlainObject = {"item_id": item_id, "output_index": index}
         added = _function_item(item_id, "in_progress", call_id, name, "")
@@ -1135,14 +1330,14 @@ class Renderer(StreamRenderer):
                 self._delta(_TEXT_PART, block.text)
             elif type(block) is CourseToolCallBlock:
                 fragments = self.argument_fragments(block.id) or (compact(thaw(block.arguments)),)
-                self._function_call(block.id, block.name, fragments, "completed")
+                self._function_call(block, fragments)
             elif type(block) is CourseThinkingBlock:
                 self._thinking(block.text, index)
                 self._close_reasoning(block.signature)
             elif type(block) is CourseRefusalBlock:
                 self._delta(_REFUSAL_PART, block.text)
             elif type(block) is CourseIncompleteToolCallBlock:
-                self._function_call(block.id, block.name, (block.arguments_text,), "incomplete")
+                self._function_call(block, (block.arguments_text,))
             else:  # redacted thinking: left out
                 assert type(block) is CourseRedactedThinkingBlock
         reason = _incomplete_reason(response)
@@ -1180,6 +1375,11 @@ def _part(kind: str, text: str) -> PlainObject:
     if kind == _TEXT_PART:
         return {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
     return {"type": "refusal", "refusal": text}
+
+
+def _part_block(kind: str, text: str) -> CourseTextBlock | CourseRefusalBlock:
+    """The block a message's content part carried."""
+    return CourseTextBlock(text) if kind == _TEXT_PART else CourseRefusalBlock(text)
 
 
 def _summary_part(text: str) -> PlainObject:

@@ -107,11 +107,11 @@ def pytest_configure(config: pytest.Config) -> None:
     """Register the ``course`` marker; check the record mode."""
     config.addinivalue_line(
         "markers",
-        f"{_MARKER}(fixture, *, strict=True, check_requests=True): replay FIXTURE (a path "
-        "relative to the test file, or a fixture value such as a dict from course.script) "
-        "through the course_adapter and course_server fixtures; strict=False skips the "
-        "check that every response was used and every request passed the provider's "
-        "checks; check_requests=False serves requests unchecked. "
+        f"{_MARKER}(fixture, *, strict=True): replay FIXTURE (a path relative to the test "
+        "file, or a fixture value such as a dict from course.script) through the "
+        "course_adapter and course_server fixtures; strict=False skips the check that "
+        "every response was used and every request passed the provider's checks; "
+        "check_requests=False serves requests unchecked. "
         f"{_RECORD_OPTION}=once|all records a fixture file "
         "through course_server instead",
     )

@@ -371,3 +371,29 @@ def test_equal_json_ignores_key_order_and_compares_numbers_by_value() -> None:
     assert not equal_json(refreeze([True]), refreeze([1]))
     assert not equal_json(refreeze({"a": None}), refreeze({"a": 0}))
     assert not equal_json(refreeze("1"), refreeze(1))
+
+
+def test_a_run_of_one_roles_messages_is_one_turn_where_the_provider_joins_them() -> None:
+    # google-genai's streamed function calling sends each chunk's content on its own:
+    # the call, then the last chunk's empty text, then the result.
+    request = read(
+        USER,
+        message("assistant", call("c1")),
+        message("assistant", CourseTextBlock("")),
+        message("user", result("c1")),
+    )
+    assert problems("gemini", request) == ((), False)
+    assert problems("anthropic", request) == ((), False)
+    found, refused = problems("openai-chat", request)  # OpenAI takes each message alone
+    assert refused and found[0].startswith("course check 2: messages[1]: the tool call 'c1'")
+
+
+def test_anthropic_thinking_in_an_earlier_message_of_the_last_turn_counts() -> None:
+    log = sent(THINKING, call("c1"), format="anthropic")
+    request = read(
+        USER,
+        message("assistant", THINKING),
+        message("assistant", call("c1")),
+        message("user", result("c1")),
+    )
+    assert problems("anthropic", request, log) == ((), False)

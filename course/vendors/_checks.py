@@ -54,6 +54,8 @@ def check(format: str, read: ReadRequest, sent: SentLog) -> Checked:
     if not read.checked:
         return Checked()
     history = list(_placed(read))
+    if format in _TURNS_MERGED:
+        history = _turns(history)
     refusing = [*_results_name_calls(history), *_calls_answered(history)]
     noted: list[str] = []
     if format == "anthropic":
@@ -66,6 +68,25 @@ def check(format: str, read: ReadRequest, sent: SentLog) -> Checked:
 
 # A message of the history, with the wire place of each of its blocks.
 _Placed = tuple[CourseRequestMessage, tuple[str, ...]]
+
+
+_TURNS_MERGED = frozenset({"anthropic", _gemini.FORMAT})
+"""The formats whose providers take consecutive messages of one role as one turn
+(Anthropic combines them; google-genai's streamed function calling sends each chunk's
+content as a message of its own)."""
+
+
+def _turns(history: list[_Placed]) -> list[_Placed]:
+    """``history`` with each run of messages of one role joined into one."""
+    turns: list[_Placed] = []
+    for message, places in history:
+        if turns and turns[-1][0].role == message.role:
+            last, last_places = turns[-1]
+            joined = CourseRequestMessage(message.role, (*last.content, *message.content))
+            turns[-1] = (joined, (*last_places, *places))
+        else:
+            turns.append((message, places))
+    return turns
 
 
 def _placed(read: ReadRequest) -> Iterator[_Placed]:

@@ -1077,7 +1077,11 @@ def _tool_result(block: PlainObject, place: str) -> CourseToolResultBlock:
     what = "a tool_result block"
     call_id = _string(block, "tool_use_id", place, what)
     content = block.get("content")
-    if content is not None and type(content) is not str and type(content) is not list:
+    if type(content) is list:
+        frozen: JsonValue = refreeze(content)
+    elif content is None or type(content) is str:
+        frozen = content
+    else:
         raise _unreadable(
             f"{place}.content",
             f"a tool_result's content must be a string or an array of blocks, got {_kind(content)}",
@@ -1085,7 +1089,7 @@ def _tool_result(block: PlainObject, place: str) -> CourseToolResultBlock:
     is_error = block.get("is_error")
     if is_error is not None and type(is_error) is not bool:
         raise _mistyped(block, "is_error", "a boolean", place, what)
-    return CourseToolResultBlock(call_id, refreeze(content), is_error is True)
+    return CourseToolResultBlock(call_id, frozen, is_error is True)
 
 
 def _tools(tools: PlainJson) -> tuple[CourseTool, ...]:

@@ -1103,9 +1103,10 @@ def _read_ids(contents: list[tuple[CourseRequestRole, list[_Item]]], sent: SentL
     calls: list[_Call] = []
     answers: list[_Answer] = []
     assistant = False
+    index = _SentCalls(sent)
     for role, items in contents:
         if role == "assistant" and not assistant:
-            _read_turn(calls, answers, sent)
+            _read_turn(calls, answers, index)
             calls, answers = [], []
         assistant = role == "assistant"
         for item in items:
@@ -1113,10 +1114,10 @@ def _read_ids(contents: list[tuple[CourseRequestRole, list[_Item]]], sent: SentL
                 calls.append(item)
             elif type(item) is _Answer:
                 answers.append(item)
-    _read_turn(calls, answers, sent)
+    _read_turn(calls, answers, index)
 
 
-def _read_turn(calls: list[_Call], answers: list[_Answer], sent: SentLog) -> None:
+def _read_turn(calls: list[_Call], answers: list[_Answer], sent: _SentCalls) -> None:
     """A call's id: the wire's, else the recognised call's (``_recognise``), else ``""``.
     A response answers the call of its id when both carry one, else the k-th response
     of a name the k-th call of that name; without an id it takes that call's."""
@@ -1138,7 +1139,40 @@ def _read_turn(calls: list[_Call], answers: list[_Answer], sent: SentLog) -> Non
                 answer.id = found.id
 
 
-def _recognise(calls: list[_Call], sent: SentLog) -> None:
+_Sent = tuple[CourseToolCallBlock, object]
+"""A call this server sent, and its arguments' ``_json_key``."""
+
+
+class _SentCalls:
+    """The Gemini responses this server sent, by the calls they hold (name and
+    arguments), most recent first; indexed once a call without an id asks."""
+
+    __slots__ = ("_by_call", "_log")
+
+    def __init__(self, log: SentLog) -> None:
+        self._log = log
+        self._by_call: dict[tuple[str, object], list[list[_Sent]]] | None = None
+
+    def holding(self, name: str, key: object) -> list[list[_Sent]]:
+        """The calls of each response that sent a call of ``name`` and arguments ``key``."""
+        if self._by_call is None:
+            self._by_call = {}
+            for response in self._log.recent():
+                if response.format != FORMAT:
+                    continue
+                sent = [
+                    (block, _json_key(block.arguments))
+                    for block in response.content
+                    if type(block) is CourseToolCallBlock
+                ]
+                for block, args in sent:
+                    found = self._by_call.setdefault((block.name, args), [])
+                    if not found or found[-1] is not sent:
+                        found.append(sent)
+        return self._by_call.get((name, key), [])
+
+
+def _recognise(calls: list[_Call], sent: _SentCalls) -> None:
     """Read the calls that came without an id as the calls of the most recent response
     this server sent that holds them all, by name and ``args`` (as JSON values)."""
     for call in calls:
@@ -1147,29 +1181,24 @@ def _recognise(calls: list[_Call], sent: SentLog) -> None:
     unnamed = [call for call in calls if call.wire_id is None]
     if not unnamed:
         return
-    taken = {call.wire_id for call in calls} - {None}
-    for response in sent.recent():
-        if response.format != FORMAT:
-            continue
-        pool = [
-            block
-            for block in response.content
-            if type(block) is CourseToolCallBlock and block.id not in taken
-        ]
-        ids = _matched(unnamed, pool)
+    keys = [_json_key(call.args) for call in unnamed]
+    taken = {call.wire_id for call in calls if call.wire_id is not None}
+    for response in sent.holding(unnamed[0].name, keys[0]):
+        pool = [(block, key) for block, key in response if block.id not in taken]
+        ids = _matched(unnamed, keys, pool)
         if ids is not None:
             for call, call_id in zip(unnamed, ids, strict=True):
                 call.id = call_id
             return
 
 
-def _matched(calls: list[_Call], pool: list[CourseToolCallBlock]) -> list[str] | None:
+def _matched(calls: list[_Call], keys: list[object], pool: list[_Sent]) -> list[str] | None:
     """The ids of a distinct call of ``pool`` for each of ``calls`` (the first unused of
     the same name and arguments), or ``None`` when one has none."""
     ids: list[str] = []
-    for call in calls:
-        for index, block in enumerate(pool):
-            if block.name == call.name and _same_json(block.arguments, call.args):
+    for call, key in zip(calls, keys, strict=True):
+        for index, (block, args) in enumerate(pool):
+            if block.name == call.name and args == key:
                 ids.append(block.id)
                 del pool[index]
                 break
@@ -1178,26 +1207,16 @@ def _matched(calls: list[_Call], pool: list[CourseToolCallBlock]) -> list[str] |
     return ids
 
 
-def _same_json(a: JsonValue, b: JsonValue) -> bool:
-    """JSON equality: numbers by value (``1`` is ``1.0``), ``true``, ``false`` and
-    ``null`` only themselves, objects whatever their key order."""
-    if type(a) is bool or type(b) is bool or a is None or b is None:
-        return a is b
-    if type(a) in (int, float):
-        return type(b) in (int, float) and a == b
-    if isinstance(a, Mapping):
-        return (
-            isinstance(b, Mapping)
-            and len(a) == len(b)
-            and all(key in b and _same_json(value, b[key]) for key, value in a.items())
-        )
-    if isinstance(a, tuple):
-        return (
-            isinstance(b, tuple)
-            and len(a) == len(b)
-            and all(_same_json(x, y) for x, y in zip(a, b, strict=True))
-        )
-    return type(b) is str and a == b
+def _json_key(value: JsonValue) -> object:
+    """A hashable key equal for equal JSON values: numbers by value (``1`` is ``1.0``),
+    ``true`` and ``false`` only themselves, objects whatever their key order."""
+    if type(value) is bool:
+        return ("bool", value)
+    if isinstance(value, Mapping):
+        return ("object", frozenset((key, _json_key(item)) for key, item in value.items()))
+    if isinstance(value, tuple):
+        return ("array", tuple(_json_key(item) for item in value))
+    return value  # a number (1 == 1.0, with the same hash), a string or null
 
 
 # -- tools ----------------------------------------------------------------------------------

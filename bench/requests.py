@@ -79,25 +79,13 @@ def responses_body(turns: int) -> dict[str, Any]:
 
 
 def anthropic_body(turns: int) -> dict[str, Any]:
-    messages: list[Any] = []
-    for turn in range(turns):
-        result = {"type": "tool_result", "tool_use_id": f"call-{turn}", "content": str(turn)}
-        text = {"type": "text", "text": "add these up"}
-        messages.append({"role": "user", "content": [result] if turn else [text]})
-        use = {
-            "type": "tool_use",
-            "id": f"call-{turn + 1}",
-            "name": "add",
-            "input": _arguments(turn),
-        }
+    messages: list[Any] = [{"role": "user", "content": "add these up"}]
+    for turn in range((MESSAGES - 1) // 2):  # a tool turn is two messages
+        use = {"type": "tool_use", "id": f"call-{turn}", "name": "add", "input": _arguments(turn)}
         messages.append({"role": "assistant", "content": [{"type": "text", "text": "ok"}, use]})
-    messages.append(
-        {
-            "role": "user",
-            "content": [{"type": "tool_result", "tool_use_id": f"call-{turns}", "content": "0"}],
-        }
-    )
-    return {"model": "m", "max_tokens": 100, "messages": messages[:MESSAGES]}
+        result = {"type": "tool_result", "tool_use_id": f"call-{turn}", "content": str(turn)}
+        messages.append({"role": "user", "content": [result]})
+    return {"model": "m", "max_tokens": 100, "messages": messages}
 
 
 def gemini_body(turns: int) -> dict[str, Any]:
@@ -109,7 +97,7 @@ def gemini_body(turns: int) -> dict[str, Any]:
             "functionResponse": {"id": f"call-{turn}", "name": "add", "response": {"result": turn}}
         }
         contents.append({"role": "user", "parts": [response]})
-    return {"contents": contents[:MESSAGES]}
+    return {"contents": contents[: MESSAGES - 1]}  # ends with a result
 
 
 BODIES: dict[str, Callable[[int], dict[str, Any]]] = {
@@ -153,7 +141,7 @@ def time_check(format: str, loops: int) -> float:
     log = sent_log(format)
     reader = FORMATS[format].read_request
     read = reader(body, "req-0", log)
-    assert len(read.messages) >= MESSAGES - 1, len(read.messages)
+    assert len(read.messages) > MESSAGES * 0.9, (format, len(read.messages))  # a few joined
     assert not check(format, read, log).refused, check(format, read, log).problems[:2]
     began = time.process_time()
     for _ in range(loops):

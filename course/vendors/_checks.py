@@ -18,10 +18,11 @@ come in check order, those that refuse first.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Final, cast
 
-from .._json import JsonValue
+from .._json import JsonArray, JsonObject, JsonValue
 from .._model import (
     CourseContentBlock,
     CourseIncompleteToolCallBlock,
@@ -56,14 +57,14 @@ def check(format: str, read: ReadRequest, sent: SentLog) -> Checked:
     history = list(_placed(read))
     if format in _TURNS_MERGED:
         history = _turns(history)
-    refusing = [*_results_name_calls(history), *_calls_answered(history)]
-    noted: list[str] = []
+    walk = _Walk(sent, signatures=format == _gemini.FORMAT)
+    for message, places in history:
+        walk.message(message, places)
+    walk.end()
     if format == "anthropic":
-        refusing += _thinking_kept(history, sent)
-    elif format == _gemini.FORMAT:
-        refusing += _signatures_kept(history, sent)
-    noted += _calls_kept(history, sent)
-    return Checked((*refusing, *noted), refused=bool(refusing))
+        walk.kept += _thinking_kept(history, sent)
+    refusing = [*walk.linked, *walk.answered, *walk.kept]
+    return Checked((*refusing, *walk.noted), refused=bool(refusing))
 
 
 # A message of the history, with the wire place of each of its blocks.
@@ -103,72 +104,88 @@ def _calls(
             yield block, place
 
 
-def _results(
-    message: CourseRequestMessage, places: tuple[str, ...]
-) -> Iterator[tuple[CourseToolResultBlock, str]]:
-    for block, place in zip(message.content, places, strict=True):
-        if type(block) is CourseToolResultBlock:
-            yield block, place
+class _Walk:
+    """One walk of the history, block by block, finding the problems of every check
+    but Anthropic's thinking: ``linked`` (check 1), ``answered`` (check 2), ``kept``
+    (check 3, refused: Gemini's signatures) and ``noted`` (check 3: a changed call)."""
 
+    def __init__(self, sent: SentLog, *, signatures: bool) -> None:
+        self._sent = sent
+        self._signatures = signatures
+        self._made: set[str] = set()
+        self._waiting: dict[str, str] = {}  # a call's id -> its place, until answered
+        self.linked: list[str] = []
+        self.answered: list[str] = []
+        self.kept: list[str] = []
+        self.noted: list[str] = []
 
-# -- check 1 ------------------------------------------------------------------------------
-
-
-def _results_name_calls(history: list[_Placed]) -> Iterator[str]:
-    made: set[str] = set()
-    for message, places in history:
-        for result, place in _results(message, places):
-            if result.tool_call_id not in made:
-                yield (
-                    f"course check 1: {place}: the tool result for {quote(result.tool_call_id)} "
-                    "answers no tool call made earlier in the history"
-                )
-        made.update(call.id for call, _ in _calls(message, places))
-
-
-# -- check 2 ------------------------------------------------------------------------------
-
-
-def _calls_answered(history: list[_Placed]) -> Iterator[str]:
-    waiting: dict[str, str] = {}  # a call's id -> its place, until a result answers it
-    for message, places in history:
+    def message(self, message: CourseRequestMessage, places: tuple[str, ...]) -> None:
+        assistant = message.role == "assistant"
         where = places[0] if places else "an empty message"
-        if message.role == "assistant":
-            yield from _unanswered(waiting, f"before the assistant turn at {where}")
-            waiting = {call.id: place for call, place in _calls(message, places)}
-            continue
-        for result, _ in _results(message, places):
-            waiting.pop(result.tool_call_id, None)
-        moved_on = any(type(block) is not CourseToolResultBlock for block in message.content)
-        if waiting and moved_on:
-            yield from _unanswered(waiting, f"before the {message.role} message at {where}")
-            waiting = {}
-    yield from _unanswered(waiting, "by the end of the history")
+        if assistant:
+            self._unanswered(f"before the assistant turn at {where}")
+        moved_on = False
+        for block, place in zip(message.content, places, strict=True):
+            kind = type(block)
+            if kind is CourseToolResultBlock:
+                self._result(cast("CourseToolResultBlock", block), place)
+            elif kind is CourseToolCallBlock or kind is CourseIncompleteToolCallBlock:
+                self._call(cast("_ToolCall", block), place, assistant=assistant)
+                moved_on = True
+            else:
+                moved_on = True
+        if moved_on and not assistant:
+            self._unanswered(f"before the {message.role} message at {where}")
 
+    def end(self) -> None:
+        self._unanswered("by the end of the history")
 
-def _unanswered(waiting: Mapping[str, str], when: str) -> Iterator[str]:
-    for call_id, place in waiting.items():
-        yield f"course check 2: {place}: the tool call {quote(call_id)} has no result {when}"
+    def _result(self, result: CourseToolResultBlock, place: str) -> None:
+        call_id = result.tool_call_id
+        if call_id not in self._made:
+            self.linked.append(
+                f"course check 1: {place}: the tool result for {quote(call_id)} answers no "
+                "tool call made earlier in the history"
+            )
+        self._waiting.pop(call_id, None)
 
+    def _call(self, call: _ToolCall, place: str, *, assistant: bool) -> None:
+        self._made.add(call.id)
+        if assistant:
+            self._waiting[call.id] = place
+        found = self._sent.call(call.id) if call.id else None
+        if found is None:
+            return
+        original = found[1]
+        what = f"course check 3: {place}: the tool call {quote(call.id)}"
+        if call.name != original.name:
+            self.noted.append(
+                f"{what} comes back named {quote(call.name)}, sent as {quote(original.name)}"
+            )
+        if type(call) is not CourseToolCallBlock:
+            self.noted.append(f"{what} comes back with arguments that are not a JSON object")
+        elif not equal_json(call.arguments, original.arguments):
+            self.noted.append(f"{what} comes back with other arguments than it was sent with")
+        if self._signatures and original.signature is not None:
+            self._signature_kept(call, original.signature, place)
 
-# -- check 3 ------------------------------------------------------------------------------
+    def _signature_kept(self, call: _ToolCall, sent: str, place: str) -> None:
+        """Gemini: a call sent with a signature comes back with the same signature bytes."""
+        back = call.signature if type(call) is CourseToolCallBlock else None
+        what = f"course check 3: {place}: the function call {quote(call.id)}"
+        if back is None:
+            self.kept.append(f"{what} comes back without the thoughtSignature it was sent with")
+        elif not _gemini.same_signature(sent, back):
+            self.kept.append(
+                f"{what} comes back with another thoughtSignature than it was sent with"
+            )
 
-
-def _calls_kept(history: list[_Placed], sent: SentLog) -> Iterator[str]:
-    """Each tool call this server sent keeps its name and arguments (noted only)."""
-    for message, places in history:
-        for call, place in _calls(message, places):
-            found = sent.call(call.id) if call.id else None
-            if found is None:
-                continue
-            _, original = found
-            what = f"course check 3: {place}: the tool call {quote(call.id)}"
-            if call.name != original.name:
-                yield f"{what} comes back named {quote(call.name)}, sent as {quote(original.name)}"
-            if type(call) is not CourseToolCallBlock:
-                yield f"{what} comes back with arguments that are not a JSON object"
-            elif not equal_json(call.arguments, original.arguments):
-                yield f"{what} comes back with other arguments than it was sent with"
+    def _unanswered(self, when: str) -> None:
+        for call_id, place in self._waiting.items():
+            self.answered.append(
+                f"course check 2: {place}: the tool call {quote(call_id)} has no result {when}"
+            )
+        self._waiting.clear()
 
 
 def _thinking_kept(history: list[_Placed], sent: SentLog) -> Iterator[str]:
@@ -221,21 +238,6 @@ def _kept(block: CourseContentBlock, before: tuple[CourseRequestBlock, ...]) -> 
     return None
 
 
-def _signatures_kept(history: list[_Placed], sent: SentLog) -> Iterator[str]:
-    """Gemini: a call sent with a signature comes back with the same signature bytes."""
-    for message, places in history:
-        for call, place in _calls(message, places):
-            found = sent.call(call.id) if call.id else None
-            if found is None or found[1].signature is None:
-                continue
-            back = call.signature if type(call) is CourseToolCallBlock else None
-            what = f"course check 3: {place}: the function call {quote(call.id)}"
-            if back is None:
-                yield f"{what} comes back without the thoughtSignature it was sent with"
-            elif not _gemini.same_signature(found[1].signature, back):
-                yield f"{what} comes back with another thoughtSignature than it was sent with"
-
-
 def equal_json(left: JsonValue, right: JsonValue) -> bool:
     """Whether two read-only JSON values are equal as JSON values: key order does not
     matter, numbers compare by value (``1`` equals ``1.0``), and ``true``, ``false`` and
@@ -243,17 +245,27 @@ def equal_json(left: JsonValue, right: JsonValue) -> bool:
     pending: list[tuple[object, object]] = [(left, right)]
     while pending:
         a, b = pending.pop()
-        if isinstance(a, Mapping):
-            if not isinstance(b, Mapping) or len(a) != len(b) or a.keys() != b.keys():
+        kind, other = type(a), type(b)
+        if kind is JsonObject:
+            if other is not JsonObject or len(a) != len(b):  # type: ignore[arg-type]
                 return False
-            pending.extend((a[key], b[key]) for key in a)
-        elif isinstance(a, tuple):
-            if not isinstance(b, tuple) or len(a) != len(b):
+            for key, item in a.items():  # type: ignore[attr-defined]
+                found = b.get(key, _MISSING)  # type: ignore[attr-defined]
+                if found is _MISSING:
+                    return False
+                pending.append((item, found))
+        elif kind in _ARRAYS:
+            if other not in _ARRAYS or len(a) != len(b):  # type: ignore[arg-type]
                 return False
-            pending.extend(zip(a, b, strict=True))
-        elif type(a) in (int, float):
-            if type(b) not in (int, float) or a != b:
+            pending.extend(zip(a, b, strict=True))  # type: ignore[call-overload]
+        elif kind in _NUMBERS:
+            if other not in _NUMBERS or a != b:
                 return False
-        elif type(a) is not type(b) or a != b:  # str, bool, None
+        elif kind is not other or a != b:  # str, bool, None
             return False
     return True
+
+
+_MISSING: Final = object()
+_ARRAYS: Final = (JsonArray, tuple)
+_NUMBERS: Final = (int, float)

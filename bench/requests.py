@@ -6,14 +6,21 @@ For each format, in CPU time, in this process:
   question, then 66 tool turns: an assistant call, its result, and a closing answer
   now and then; about a third of them calls this server sent, so check 3 compares
   arguments), then the three checks against what the server sent;
-- ``serve``: the ASGI application (``FixtureApp``, ``check_requests=False``) answering
-  one POST with a one-message body by streaming a 100-text-delta response in that
-  format, every ASGI message sent to a sink: what a served call costs without the
-  network.
+- ``served``: one POST with a one-message body answered by streaming a
+  100-text-delta response in that format, through ``serve`` (``check_requests=False``)
+  on loopback, its body read raw by ``httpx2``: what a served call costs a test, the
+  client's reading and uvicorn's included (the process's CPU time: client and server
+  share it, as in a test suite);
+- ``sdk``: the same call made by the format's official SDK (``openai``, ``anthropic``,
+  ``google-genai``), its stream read to the end: what a served call costs an agent's
+  test;
+- ``app``: the same call to the ASGI application in-process, every message sent to a
+  sink: the server's own share, without HTTP.
 
-Runs alternate between the two; figures are medians over ``--runs`` runs of
-``--loops`` calls each, and the ratio ``check / serve`` is taken within this run. The
-target is under 0.10.
+Runs alternate; figures are medians over ``--runs`` runs of ``--loops`` calls each, and
+the ratios ``check / served`` and ``check / app`` are taken within this run. The target
+(issue 22) is under 0.10 of serving; which serving is meant the issue does not say, so
+all three are shown.
 
 Usage: python bench/requests.py [--quick] [--runs N] [--loops N]
 """
@@ -28,9 +35,16 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import anthropic
+import httpx2
+import openai
+from google import genai
+from google.genai import types
+
 from course import script
 from course._json import refreeze
 from course._model import CourseToolCallBlock
+from course.vendors import serve
 from course.vendors._checks import check
 from course.vendors._importing import FORMATS
 from course.vendors._requests import SentLog, SentResponse
@@ -149,7 +163,60 @@ def time_check(format: str, loops: int) -> float:
     return (time.process_time() - began) / loops
 
 
-def time_serve(format: str, loops: int) -> float:
+def time_served(format: str, loops: int) -> float:
+    fixture = script.fixture(
+        *[script.response(*["word "] * DELTAS, usage=(1, DELTAS)) for _ in range(loops + 1)]
+    )
+    path, query = PATHS[format]
+    with serve(fixture, check_requests=False) as server, httpx2.Client() as http:
+        url = server.url + path + (f"?{query.decode()}" if query else "")
+        http.post(url, json=SMALL[format]).read()  # warm: the connection, the first imports
+        began = time.process_time()
+        for _ in range(loops):
+            reply = http.post(url, json=SMALL[format])
+            reply.read()
+            assert reply.status_code == 200, reply.text
+        return (time.process_time() - began) / loops
+
+
+def _sdk_call(format: str, url: str, http: httpx2.Client) -> Callable[[], object]:
+    """One streamed call through the format's SDK, read to its end."""
+    if format.startswith("openai"):
+        client = openai.OpenAI(base_url=url + "/v1", api_key="test", http_client=http)
+        if format == "openai-chat":
+            return lambda: list(
+                client.chat.completions.create(
+                    model="m", messages=SMALL[format]["messages"], stream=True
+                )
+            )
+        return lambda: list(client.responses.create(model="m", input="hi", stream=True))
+    if format == "anthropic":
+        messages = anthropic.Anthropic(base_url=url, api_key="test", http_client=http).messages
+        return lambda: list(
+            messages.create(
+                model="m", max_tokens=9, messages=SMALL[format]["messages"], stream=True
+            )
+        )
+    google = genai.Client(api_key="test", http_options=types.HttpOptions(base_url=url))
+    return lambda: list(
+        google.models.generate_content_stream(model="gemini-2.5-flash", contents="hi")
+    )
+
+
+def time_sdk(format: str, loops: int) -> float:
+    fixture = script.fixture(
+        *[script.response(*["word "] * DELTAS, usage=(1, DELTAS)) for _ in range(loops + 1)]
+    )
+    with serve(fixture, check_requests=False) as server, httpx2.Client() as http:
+        call = _sdk_call(format, server.url, http)
+        call()  # warm
+        began = time.process_time()
+        for _ in range(loops):
+            call()
+        return (time.process_time() - began) / loops
+
+
+def time_app(format: str, loops: int) -> float:
     fixture = script.fixture(
         *[script.response(*["word "] * DELTAS, usage=(1, DELTAS)) for _ in range(loops + 1)]
     )
@@ -202,16 +269,22 @@ def main() -> None:
         f"{MESSAGES} messages read and checked vs a {DELTAS}-delta answer served "
         f"(CPU time, median of {runs})"
     )
+    print(
+        f"  {'format':<17} {'check':>9} {'sdk':>9} {'served':>9} {'app':>9}"
+        "   check/sdk  check/served  check/app"
+    )
     for format in BODIES:
-        checks, serves = [], []
+        timings: list[list[float]] = [[], [], [], []]
         for _ in range(runs):
-            checks.append(time_check(format, loops))
-            serves.append(time_serve(format, loops))
-        check_ms = statistics.median(checks) * 1000
-        serve_ms = statistics.median(serves) * 1000
-        ratio = check_ms / serve_ms
+            for times, measure in zip(
+                timings, (time_check, time_sdk, time_served, time_app), strict=True
+            ):
+                times.append(measure(format, loops))
+        check_ms, sdk_ms, served_ms, app_ms = (statistics.median(t) * 1000 for t in timings)
         print(
-            f"  {format:<17} check {check_ms:7.3f} ms  serve {serve_ms:7.3f} ms  ratio {ratio:.3f}"
+            f"  {format:<17} {check_ms:6.3f} ms {sdk_ms:6.3f} ms {served_ms:6.3f} ms"
+            f" {app_ms:6.3f} ms  {check_ms / sdk_ms:10.3f}  {check_ms / served_ms:12.3f}"
+            f"  {check_ms / app_ms:9.3f}"
         )
 
 

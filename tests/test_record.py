@@ -998,3 +998,32 @@ def test_with_timing_every_written_record_has_a_delay_and_without_none(tmp_path:
         assert [{k: v for k, v in r.items() if k != "delay"} for r in records] == imported(
             body, "openai-responses"
         )
+
+
+def test_calls_are_read_unchecked_with_the_response_each_was_recorded_as(tmp_path: Path) -> None:
+    broken = {
+        "model": "m",
+        "stream": True,
+        "messages": [{"role": "tool", "tool_call_id": "call-9", "content": "42"}],
+    }
+    unreadable = {"model": "m", "stream": True, "messages": "not a list"}
+
+    def text() -> Reply:
+        return Reply(events(recording("openai-chat", "text")))
+
+    failure = Reply([b'{"error": {"message": "no", "type": "server_error"}}'], 500, JSON)
+    with (
+        upstream(text(), text(), failure) as (server, _),
+        recorder(tmp_path / "f.json", server) as proxy,
+    ):
+        for body in (broken, unreadable, STREAM):
+            httpx2.post(proxy.url + "/v1/chat/completions", json=body, headers=BEARER).read()
+    calls = proxy.calls  # every answer settled once the recorder stopped
+    assert [call.format for call in calls] == ["openai-chat"] * 3
+    assert [call.response_index for call in calls] == [0, 1, 2]  # the 500 is recorded too
+    assert calls[0].problems == ()  # nothing is checked: a recording keeps what the agent did
+    first = calls[0].request
+    assert first is not None and first.id.startswith("request-")
+    assert calls[1].request is None
+    assert calls[1].problems[0].startswith("course read: messages")
+    assert [thaw(call.body) for call in calls] == [broken, unreadable, STREAM]

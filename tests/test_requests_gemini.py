@@ -332,6 +332,56 @@ def test_a_response_before_any_call_or_of_no_call_s_name_keeps_its_wire_id() -> 
     assert [b.tool_call_id for b in blocks(got, CourseToolResultBlock)] == ["", "x", ""]
 
 
+def test_keys_the_reader_does_not_use_are_ignored_in_either_spelling() -> None:
+    body = {
+        "generationConfig": {"temperature": 1},
+        "generation_config": {"temperature": 0},
+        "safetySettings": [],
+        "contents": [
+            {"role": "user", "parts": [{"text": "Hi"}], "extra_key": 1, "extraKey": 2},
+            turn("model", {"functionCall": {"name": "f", "will_continue": 1, "willContinue": 2}}),
+        ],
+    }
+    got = read(body)
+    assert got.messages == (
+        CourseRequestMessage("user", (CourseTextBlock("Hi"),)),
+        CourseRequestMessage("assistant", (CourseToolCallBlock("", "f", {}),)),
+    )
+
+
+_VALUES = st.one_of(st.integers(-2, 2), st.booleans(), st.none())
+_ARGS = st.dictionaries(st.sampled_from(["a", "b"]), _VALUES, max_size=2)
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(["add", "mul"]), _ARGS), min_size=1, max_size=4),
+    st.randoms(),
+)
+def test_a_turn_sent_back_without_ids_reads_as_sent(
+    sent_calls: list[tuple[str, dict[str, Any]]], random: Any
+) -> None:
+    """Whatever the calls (names and arguments repeated), sent back in order without
+    ids and answered in any order of names, each reads as the call it is, and each
+    response as the call of its name it answers, the k-th for the k-th."""
+    made = [CourseToolCallBlock(f"r:call:{k}", n, a) for k, (n, a) in enumerate(sent_calls)]
+    order = list(range(len(made)))
+    random.shuffle(order)
+    # Answered in a shuffled order, but keeping each name's calls in their own order.
+    names = [made[k].name for k in order]
+    answers_for = {name: [b.id for b in made if b.name == name] for name in set(names)}
+    expected = [answers_for[name].pop(0) for name in names]
+    body = {
+        "contents": [
+            QUESTION,
+            turn("model", *(call(n, a) for n, a in sent_calls)),
+            turn("user", *(answer(name) for name in names)),
+        ]
+    }
+    got = read(body, log(("older", made[:1]), ("r", made)))
+    assert [b.id for b in blocks(got, CourseToolCallBlock)] == [b.id for b in made]
+    assert [b.tool_call_id for b in blocks(got, CourseToolResultBlock)] == expected
+
+
 # -- tools ----------------------------------------------------------------------------------
 
 

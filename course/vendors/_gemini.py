@@ -936,8 +936,10 @@ def _at(place: str, key: str) -> str:
     return f"{place}.{key}" if place else key
 
 
-def _fields(owner: PlainObject, place: str) -> PlainObject:
-    """``owner`` by its camelCase keys; a key given in both spellings is a read problem."""
+def _fields(owner: PlainObject, place: str, *, part: bool = False) -> PlainObject:
+    """``owner`` by its camelCase keys. A key the reader reads given in both spellings
+    is a read problem (for a part, any key: each is its payload or marks it); of another
+    key, the first spelling is kept, unread."""
     if not any("_" in key for key in owner):
         return owner  # what google-genai sends, but for a few schema keys
     fields: PlainObject = {}
@@ -945,13 +947,35 @@ def _fields(owner: PlainObject, place: str) -> PlainObject:
     for key, value in owner.items():
         camel = _SNAKE.sub(lambda match: match.group(1).upper(), key)
         if camel in fields:
-            raise _unreadable(
-                _at(place, camel),
-                f"the field is given twice, as {quote(spelled[camel])} and {quote(key)}",
-            )
+            if part or camel in _READ:
+                raise _unreadable(
+                    _at(place, camel),
+                    f"the field is given twice, as {quote(spelled[camel])} and {quote(key)}",
+                )
+            continue
         fields[camel] = value
         spelled[camel] = key
     return fields
+
+
+_READ: Final = frozenset(
+    {
+        "systemInstruction",
+        "contents",
+        "tools",
+        "role",
+        "parts",
+        "name",
+        "args",
+        "id",
+        "response",
+        "functionDeclarations",
+        "description",
+        "parameters",
+        "parametersJsonSchema",
+    }
+)
+"""The keys read from the objects other than parts."""
 
 
 def _found(owner: PlainObject, key: str) -> str:
@@ -1037,7 +1061,7 @@ def _part(part: PlainJson, place: str) -> tuple[_Item, ...]:
     the signature alone, as import reads it."""
     if type(part) is not dict:
         raise _unreadable(place, f"a part must be an object, got {_kind(part)}")
-    fields = _fields(part, place)
+    fields = _fields(part, place, part=True)
     payload = [key for key in fields if key not in _PART_METADATA]
     signature = _optional_string(fields, "thoughtSignature", place, "a part")
     thought = fields.get("thought")

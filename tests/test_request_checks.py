@@ -24,6 +24,7 @@ from course import (
 from course._json import JsonValue, PlainJson, refreeze
 from course._model import CourseContentBlock, CourseIncompleteToolCallBlock
 from course.vendors._checks import check, equal_json
+from course.vendors._gemini import read_request as gemini_read
 from course.vendors._requests import ReadRequest, SentLog, SentResponse
 
 
@@ -397,3 +398,38 @@ def test_anthropic_thinking_in_an_earlier_message_of_the_last_turn_counts() -> N
         message("user", result("c1")),
     )
     assert problems("anthropic", request, log) == ((), False)
+
+
+@pytest.mark.parametrize("signed", [True, False])
+def test_gemini_a_call_back_under_an_id_of_its_own_is_recognised_by_name_and_args(
+    signed: bool,
+) -> None:
+    # pydantic-ai names the calls Gemini sends without an id ("pyd_ai_..."): the call
+    # is still this server's, so its signature must come back.
+    log = sent(
+        call("resp-1:call:0", a=1, signature=SIGNATURE), response_id="resp-1", format="gemini"
+    )
+    part: dict[str, PlainJson] = {
+        "functionCall": {"id": "pyd_ai_7", "name": "add", "args": {"a": 1}}
+    }
+    if signed:
+        part["thoughtSignature"] = SIGNATURE
+    result: PlainJson = {
+        "functionResponse": {"id": "pyd_ai_7", "name": "add", "response": {"r": 2}}
+    }
+    body: dict[str, PlainJson] = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "add"}]},
+            {"role": "model", "parts": [part]},
+            {"role": "user", "parts": [result]},
+        ]
+    }
+    read_back = gemini_read(body, "req-2", log)
+    assert read_back.messages[1].content[0].id == "pyd_ai_7"  # type: ignore[union-attr]
+    found, refused = problems("gemini", read_back, log)
+    assert refused is not signed
+    if not signed:
+        assert found == (
+            "course check 3: contents[1]: the function call 'pyd_ai_7' comes back without the "
+            "thoughtSignature it was sent with",
+        )

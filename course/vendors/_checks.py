@@ -18,7 +18,7 @@ come in check order, those that refuse first.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Final, cast
 
@@ -57,7 +57,7 @@ def check(format: str, read: ReadRequest, sent: SentLog) -> Checked:
     history = list(_placed(read))
     if format in _TURNS_MERGED:
         history = _turns(history)
-    walk = _Walk(sent, signatures=format == _gemini.FORMAT)
+    walk = _Walk(sent, read.recognised, signatures=format == _gemini.FORMAT)
     for message, places in history:
         walk.message(message, places)
     walk.end()
@@ -109,8 +109,9 @@ class _Walk:
     but Anthropic's thinking: ``linked`` (check 1), ``answered`` (check 2), ``kept``
     (check 3, refused: Gemini's signatures) and ``noted`` (check 3: a changed call)."""
 
-    def __init__(self, sent: SentLog, *, signatures: bool) -> None:
+    def __init__(self, sent: SentLog, recognised: Mapping[int, str], *, signatures: bool) -> None:
         self._sent = sent
+        self._recognised = recognised
         self._signatures = signatures
         self._made: set[str] = set()
         self._waiting: dict[str, str] = {}  # a call's id -> its place, until answered
@@ -153,7 +154,8 @@ class _Walk:
         self._made.add(call.id)
         if assistant:
             self._waiting[call.id] = place
-        found = self._sent.call(call.id) if call.id else None
+        sent_id = self._recognised.get(id(call), call.id)
+        found = self._sent.call(sent_id) if sent_id else None
         if found is None:
             return
         original = found[1]

@@ -880,6 +880,8 @@ class _Call:
     wire_id: str | None
     signature: str | None
     id: str = ""
+    sent_id: str | None = None
+    """The id of the call this server sent that it was recognised as, if any."""
 
 
 @dataclass(slots=True)
@@ -920,12 +922,15 @@ def read_request(body: Mapping[str, PlainJson], request_id: str, sent: SentLog) 
             raise _unreadable("contents", f"the contents must be an array, got {_kind(listed)}")
         read.extend(_content(content, f"contents[{i}]") for i, content in enumerate(listed))
     _read_ids([(role, items) for role, items, _ in read], sent)
+    recognised: dict[int, str] = {}
     messages = tuple(
-        CourseRequestMessage(role, tuple(_block(item) for item in items)) for role, items, _ in read
+        CourseRequestMessage(role, tuple(_block(item, recognised) for item in items))
+        for role, items, _ in read
     )
     places = tuple((place,) * len(items) for _, items, place in read)
     tools = _tools(fields.get("tools"))
-    return ReadRequest(CourseModelRequest(request_id, messages, tools), places)
+    request = CourseModelRequest(request_id, messages, tools)
+    return ReadRequest(request, places, recognised=recognised)
 
 
 def _unreadable(place: str, what: str) -> RequestReadError:
@@ -1106,9 +1111,12 @@ def _answer(answer: PlainObject, place: str) -> _Answer:
     return _Answer(name, response, _optional_string(answer, "id", place, what))
 
 
-def _block(item: _Item) -> CourseRequestBlock:
+def _block(item: _Item, recognised: dict[int, str]) -> CourseRequestBlock:
     if type(item) is _Call:
-        return CourseToolCallBlock(item.id, item.name, item.args, signature=item.signature)
+        block = CourseToolCallBlock(item.id, item.name, item.args, signature=item.signature)
+        if item.sent_id is not None and item.sent_id != item.id:
+            recognised[id(block)] = item.sent_id
+        return block
     if type(item) is _Answer:
         return CourseToolResultBlock(item.id or "", item.response)
     return cast(CourseRequestBlock, item)
@@ -1177,6 +1185,10 @@ class _SentCalls:
         self._log = log
         self._by_call: dict[tuple[str, object], list[list[_Sent]]] | None = None
 
+    def has_sent(self, call_id: str) -> bool:
+        """Whether this server sent a call with the id ``call_id``."""
+        return self._log.call(call_id) is not None
+
     def holding(self, name: str, key: object) -> list[list[_Sent]]:
         """The calls of each response that sent a call of ``name`` and arguments ``key``."""
         if self._by_call is None:
@@ -1198,21 +1210,30 @@ class _SentCalls:
 
 def _recognise(calls: list[_Call], sent: _SentCalls) -> None:
     """Read the calls that came without an id as the calls of the most recent response
-    this server sent that holds them all, by name and ``args`` (as JSON values)."""
+    this server sent that holds them all, by name and ``args`` (as JSON values). The
+    calls that came back under ids this server never sent (pydantic-ai names the calls
+    Gemini sends without one) are recognised the same way, apart, keeping their ids."""
     for call in calls:
         if call.wire_id is not None:
             call.id = call.wire_id
-    unnamed = [call for call in calls if call.wire_id is None]
-    if not unnamed:
-        return
-    keys = [_json_key(call.args) for call in unnamed]
     taken = {call.wire_id for call in calls if call.wire_id is not None}
-    for response in sent.holding(unnamed[0].name, keys[0]):
+    _recognise_together([call for call in calls if call.wire_id is None], taken, sent)
+    foreign = [c for c in calls if c.wire_id is not None and not sent.has_sent(c.wire_id)]
+    _recognise_together(foreign, taken, sent)
+
+
+def _recognise_together(calls: list[_Call], taken: set[str], sent: _SentCalls) -> None:
+    if not calls:
+        return
+    keys = [_json_key(call.args) for call in calls]
+    for response in sent.holding(calls[0].name, keys[0]):
         pool = [(block, key) for block, key in response if block.id not in taken]
-        ids = _matched(unnamed, keys, pool)
+        ids = _matched(calls, keys, pool)
         if ids is not None:
-            for call, call_id in zip(unnamed, ids, strict=True):
-                call.id = call_id
+            for call, call_id in zip(calls, ids, strict=True):
+                call.sent_id = call_id
+                if call.wire_id is None:
+                    call.id = call_id
             return
 
 

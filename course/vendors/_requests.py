@@ -71,6 +71,10 @@ class ReadRequest:
     checked: bool = True
     """``False`` when the request's history is not all at hand (a Responses
     ``conversation``): nothing is checked."""
+    recognised: Mapping[int, str] = field(default_factory=dict)
+    """Gemini: for a tool call block that came back under an id this server did not send
+    it with (recognised by name and arguments), that id, by the block's ``id()`` (the
+    blocks live as long as this value)."""
 
     @property
     def messages(self) -> tuple[CourseRequestMessage, ...]:

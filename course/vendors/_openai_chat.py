@@ -24,6 +24,13 @@ A non-streamed answer, a ``chat.completion``, gives what its stream would: its
 The renderer writes the shapes of the SPEC's "Serve" section: an opening chunk with
 the role, a chunk per text delta and per tool call, a finish chunk, a usage chunk
 with ``choices: []``, then ``[DONE]``; a failure is ``{"error": ...}`` then ``[DONE]``.
+
+``read_request`` reads a request body (``SPEC-REQUESTS.md``): ``messages`` in order,
+roles as named (``developer`` is ``system``; the legacy ``function`` role, whose result
+names no call, a ``tool`` message of an ``other`` block), a string content one text
+block, parts text, refusal or ``other``; an assistant's ``refusal`` and ``tool_calls``
+after its content; a ``tool`` message one tool result. Its helpers are the OpenAI
+wire's shared reading, which the Responses reader uses too.
 """
 
 from __future__ import annotations

@@ -46,7 +46,16 @@ done); then ``response.completed``, or ``response.incomplete`` with its reason f
 and call signatures have no place in the format and are left out. Events carry
 ``sequence_number`` from 0, ``output_index`` and, for parts, ``item_id`` and
 ``content_index`` (``summary_index``). A failure once streaming has begun is an
-``error`` event.
+``error`` event. ``sent_items`` gives each output item's id with the blocks it carried,
+for a later ``item_reference``.
+
+**Requests.** ``read_request`` reads a request body (``SPEC-REQUESTS.md``):
+``instructions`` a system message, then ``input`` (a string: one user message). Its
+items: a ``message`` (or an item with a ``role`` and no ``type``); consecutive items of
+the model's turn (assistant messages, ``function_call``, ``reasoning``, other calls,
+referenced items) one assistant message; a ``function_call_output`` (or another
+``..._output``) a tool message; any other item an ``other`` block of a user message.
+``previous_response_id`` brings the history of the response this server sent.
 """
 
 from __future__ import annotations

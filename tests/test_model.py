@@ -70,6 +70,11 @@ SPEC_PUBLIC_NAMES = {
     "CourseThinkingBlock",
     "CourseRedactedThinkingBlock",
     "CourseRefusalBlock",
+    # What the agent sends (SPEC-REQUESTS.md).
+    "CourseRequestMessage",
+    "CourseToolResultBlock",
+    "CourseOtherBlock",
+    "CourseTool",
 }
 
 SPEC_CODES = {

@@ -13,16 +13,19 @@ from hypothesis import strategies as st
 from course import (
     CourseModelRequest,
     CourseRedactedThinkingBlock,
-    CourseRequestBlock,
     CourseRequestMessage,
-    CourseRequestRole,
     CourseTextBlock,
     CourseThinkingBlock,
     CourseToolCallBlock,
     CourseToolResultBlock,
 )
 from course._json import JsonValue, PlainJson, refreeze
-from course._model import CourseContentBlock, CourseIncompleteToolCallBlock
+from course._model import (
+    CourseContentBlock,
+    CourseIncompleteToolCallBlock,
+    CourseRequestBlock,
+    CourseRequestRole,
+)
 from course.vendors._checks import check, equal_json
 from course.vendors._gemini import read_request as gemini_read
 from course.vendors._requests import ReadRequest, SentLog, SentResponse

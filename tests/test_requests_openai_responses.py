@@ -349,7 +349,7 @@ PROBLEMS: Final[list[tuple[dict[str, Any], str]]] = [
         {"instructions": ["a"]},
         "course read: instructions: a request needs a string instructions, got a list",
     ),
-    ({"input": 5}, "course read: input: input must be a list, got a number"),
+    ({"input": 5}, "course read: input: input must be a string or a list of items, got a number"),
     ({"input": ["Hi"]}, "course read: input[0]: an input item must be an object, got a string"),
     (
         {"input": [{"content": "Hi"}]},

@@ -938,10 +938,12 @@ def read_request(body: Mapping[str, PlainJson], request_id: str, sent: SentLog) 
     given = body.get("input")
     if type(given) is str:
         messages.add("user", (CourseTextBlock(given),), "input")
-    else:
-        for index, item in enumerate(listed(body, "input", "")):
+    elif type(given) is list:
+        for index, item in enumerate(given):
             place = f"input[{index}]"
             _item(an_object(item, place, "an input item"), place, sent, messages)
+    elif given is not None:
+        raise read_problem("input", f"input must be a string or a list of items, got {got(given)}")
     request = CourseModelRequest(request_id, messages.messages(), read_tools(body, _flat_tool))
     checked = body.get("conversation") is None
     return ReadRequest(request, messages.places(), history, checked=checked)

@@ -271,11 +271,11 @@ def test_no_tools_is_an_empty_tuple() -> None:
 # -- read problems --------------------------------------------------------------------------
 
 PROBLEMS: Final[list[tuple[dict[str, Any], str]]] = [
-    ({"messages": {}}, "course read: messages: messages must be a list, got an object"),
-    ({"messages": "hi"}, "course read: messages: messages must be a list, got a string"),
+    ({"messages": {}}, "course read: messages: messages must be an array, got an object"),
+    ({"messages": "hi"}, "course read: messages: messages must be an array, got a string"),
     (
         {"messages": [{"role": "user", "content": "a"}, {"role": "user"}, []]},
-        "course read: messages[2]: a message must be an object, got a list",
+        "course read: messages[2]: a message must be an object, got an array",
     ),
     (
         {"messages": [{"role": "user"}, {"role": "robot", "content": "x"}]},
@@ -296,7 +296,7 @@ PROBLEMS: Final[list[tuple[dict[str, Any], str]]] = [
     ),
     (
         {"messages": [{"role": "user", "content": 3}]},
-        "course read: messages[0].content: content must be a string, a list of parts or null, "
+        "course read: messages[0].content: content must be a string, an array of parts or null, "
         "got a number",
     ),
     (
@@ -323,7 +323,7 @@ PROBLEMS: Final[list[tuple[dict[str, Any], str]]] = [
     ),
     (
         {"messages": [{"role": "assistant", "tool_calls": {}}]},
-        "course read: messages[0].tool_calls: tool_calls must be a list, got an object",
+        "course read: messages[0].tool_calls: tool_calls must be an array, got an object",
     ),
     (
         {"messages": [{"role": "assistant", "tool_calls": [None]}]},
@@ -364,7 +364,7 @@ PROBLEMS: Final[list[tuple[dict[str, Any], str]]] = [
         {"messages": [{"role": "assistant", "function_call": "add"}]},
         "course read: messages[0].function_call: a `function_call` must be an object, got a string",
     ),
-    ({"tools": {"type": "function"}}, "course read: tools: tools must be a list, got an object"),
+    ({"tools": {"type": "function"}}, "course read: tools: tools must be an array, got an object"),
     ({"tools": [1]}, "course read: tools[0]: a tool must be an object, got a number"),
     (
         {"tools": [{"type": "function"}]},
@@ -382,7 +382,7 @@ PROBLEMS: Final[list[tuple[dict[str, Any], str]]] = [
     (
         {"tools": [{"type": "function", "function": {"name": "f", "parameters": []}}]},
         "course read: tools[0].function.parameters: a function tool's `parameters` must be an "
-        "object, got a list",
+        "object, got an array",
     ),
 ]
 

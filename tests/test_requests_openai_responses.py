@@ -347,9 +347,9 @@ def test_function_tools_are_read_and_other_tools_skipped() -> None:
 PROBLEMS: Final[list[tuple[dict[str, Any], str]]] = [
     (
         {"instructions": ["a"]},
-        "course read: instructions: a request needs a string instructions, got a list",
+        "course read: instructions: a request needs a string instructions, got an array",
     ),
-    ({"input": 5}, "course read: input: input must be a string or a list of items, got a number"),
+    ({"input": 5}, "course read: input: input must be a string or an array of items, got a number"),
     ({"input": ["Hi"]}, "course read: input[0]: an input item must be an object, got a string"),
     (
         {"input": [{"content": "Hi"}]},
@@ -373,7 +373,7 @@ PROBLEMS: Final[list[tuple[dict[str, Any], str]]] = [
     ),
     (
         {"input": [{"role": "user", "content": {"type": "input_text"}}]},
-        "course read: input[0].content: content must be a string, a list of parts or null,"
+        "course read: input[0].content: content must be a string, an array of parts or null,"
         " got an object",
     ),
     (
@@ -395,7 +395,7 @@ PROBLEMS: Final[list[tuple[dict[str, Any], str]]] = [
     ),
     (
         {"input": [{"type": "reasoning", "summary": "x"}]},
-        "course read: input[0].summary: summary must be a list, got a string",
+        "course read: input[0].summary: summary must be an array, got a string",
     ),
     (
         {"input": [{"type": "reasoning", "summary": [None]}]},
@@ -417,7 +417,7 @@ PROBLEMS: Final[list[tuple[dict[str, Any], str]]] = [
     ),
     (
         {"input": [{"type": "function_call_output", "call_id": "c"}]},
-        "course read: input[0].output: a function_call_output item needs a string or a list "
+        "course read: input[0].output: a function_call_output item needs a string or an array "
         "of parts output, got null",
     ),
     (
@@ -429,7 +429,7 @@ PROBLEMS: Final[list[tuple[dict[str, Any], str]]] = [
         "course read: previous_response_id: a request needs a string previous_response_id,"
         " got a number",
     ),
-    ({"tools": "add"}, "course read: tools: tools must be a list, got a string"),
+    ({"tools": "add"}, "course read: tools: tools must be an array, got a string"),
     ({"tools": [None]}, "course read: tools[0]: a tool must be an object, got null"),
     (
         {"tools": [{"type": "function", "parameters": {}}]},

@@ -71,6 +71,7 @@ from ._recording import (
     Refusal,
     StreamImporter,
     Usage,
+    _kind,
     quote,
 )
 from ._rendering import StreamRenderer, compact, error_words
@@ -786,20 +787,6 @@ _TEXT_PARTS: Final = frozenset({"text"})
 _REFUSAL_PART: Final = "refusal"
 
 
-def got(value: PlainJson) -> str:
-    """What a JSON value is, for a problem's message: ``a list``, ``null``, ..."""
-    if value is None:
-        return "null"
-    kind = type(value)
-    if kind is bool:
-        return "a boolean"
-    if kind is int or kind is float:
-        return "a number"
-    if kind is str:
-        return "a string"
-    return "a list" if kind is list else "an object"
-
-
 def read_problem(place: str, what: str) -> RequestReadError:
     """The read problem ``course read: <place>: <what>``."""
     return RequestReadError(f"course read: {place}: {one_line(what)}")
@@ -821,7 +808,7 @@ def listed(owner: Mapping[str, PlainJson], key: str, place: str) -> list[PlainJs
     if value is None:
         return []
     if type(value) is not list:
-        raise read_problem(at(place, key), f"{key} must be a list, got {got(value)}")
+        raise read_problem(at(place, key), f"{key} must be an array, got {_kind(value)}")
     return value
 
 
@@ -829,7 +816,7 @@ def string(owner: Mapping[str, PlainJson], key: str, place: str, what: str) -> s
     """``owner[key]``, a string; ``what`` names ``owner`` in the problem (``a tool message``)."""
     value = owner.get(key)
     if type(value) is not str:
-        raise read_problem(at(place, key), f"{what} needs a string {key}, got {got(value)}")
+        raise read_problem(at(place, key), f"{what} needs a string {key}, got {_kind(value)}")
     return value
 
 
@@ -844,7 +831,7 @@ def optional_string(owner: Mapping[str, PlainJson], key: str, place: str, what: 
 def an_object(value: PlainJson, place: str, what: str) -> dict[str, PlainJson]:
     """``value`` checked to be a JSON object; ``what`` is its kind (``a message``)."""
     if type(value) is not dict:
-        raise read_problem(place, f"{what} must be an object, got {got(value)}")
+        raise read_problem(place, f"{what} must be an object, got {_kind(value)}")
     return value
 
 
@@ -877,7 +864,7 @@ def content_blocks(
         return []
     if type(content) is not list:
         raise read_problem(
-            place, f"content must be a string, a list of parts or null, got {got(content)}"
+            place, f"content must be a string, an array of parts or null, got {_kind(content)}"
         )
     blocks: list[CourseRequestBlock] = []
     for index, item in enumerate(content):
@@ -912,7 +899,7 @@ def read_tools(
         if parameters is not None and type(parameters) is not dict:
             raise read_problem(
                 at(place, "parameters"),
-                f"a function tool's `parameters` must be an object, got {got(parameters)}",
+                f"a function tool's `parameters` must be an object, got {_kind(parameters)}",
             )
         tools.append(
             CourseTool(name, description, None if parameters is None else frozen(parameters))

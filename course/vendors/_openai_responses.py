@@ -96,7 +96,6 @@ from ._openai_chat import (
     at,
     content_blocks,
     frozen,
-    got,
     listed,
     optional_string,
     read_problem,
@@ -111,6 +110,7 @@ from ._recording import (
     RecordingErrorCode,
     Refusal,
     StreamImporter,
+    _kind,
     quote,
 )
 from ._rendering import StreamRenderer, compact, error_words
@@ -943,7 +943,9 @@ def read_request(body: Mapping[str, PlainJson], request_id: str, sent: SentLog) 
             place = f"input[{index}]"
             _item(an_object(item, place, "an input item"), place, sent, messages)
     elif given is not None:
-        raise read_problem("input", f"input must be a string or a list of items, got {got(given)}")
+        raise read_problem(
+            "input", f"input must be a string or an array of items, got {_kind(given)}"
+        )
     request = CourseModelRequest(request_id, messages.messages(), read_tools(body, _flat_tool))
     checked = body.get("conversation") is None
     return ReadRequest(request, messages.places(), history, checked=checked)
@@ -995,8 +997,8 @@ def _item(item: dict[str, PlainJson], place: str, sent: SentLog, messages: _Mess
         if type(output) is not str and type(output) is not list:
             raise read_problem(
                 at(place, "output"),
-                "a function_call_output item needs a string or a list of parts output, "
-                f"got {got(output)}",
+                "a function_call_output item needs a string or an array of parts output, "
+                f"got {_kind(output)}",
             )
         messages.add("tool", (CourseToolResultBlock(call_id, refreeze(output)),), place)
     elif kind == _ITEM_REFERENCE:

@@ -57,7 +57,12 @@ TURN_EVERY: Final = 1_000
 """A stream gives the event loop a turn at least once every this many records."""
 
 _get_running_loop = asyncio._get_running_loop
-_current_task = asyncio.current_task
+try:
+    # CPython 3.11's ``asyncio.current_task`` is Python code around this table (3.12 made
+    # it C): read straight from it, a source's step needs the task once per record.
+    from _asyncio import _current_tasks  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover  (3.14+, or no C accelerator)
+    _current_tasks = None
 
 
 def _trio_is_running() -> bool:
@@ -90,10 +95,10 @@ _DELAY_NEEDS_ASYNCIO: Final = (
 def _asyncio_task(why: str = _SOURCE_NEEDS_ASYNCIO) -> asyncio.Task[object]:
     """The asyncio task running us; ``TypeError`` (saying ``why``) under another event
     loop (trio), or outside any task."""
-    try:
-        task = _current_task()
-    except RuntimeError:  # no running asyncio loop
-        task = None
+    loop = _get_running_loop()
+    if loop is None:
+        raise TypeError(why)
+    task = asyncio.current_task(loop) if _current_tasks is None else _current_tasks.get(loop)
     if task is None:
         raise TypeError(why)
     return task

@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections import deque
+from collections.abc import Callable
 from types import CoroutineType as _COROUTINE
 from types import TracebackType
 from typing import Final
@@ -62,7 +63,11 @@ try:
     # it C): read straight from it, a source's step needs the task once per record.
     from _asyncio import _current_tasks  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover  (3.14+, or no C accelerator)
-    _current_tasks = None
+    _task_of: Callable[[asyncio.AbstractEventLoop], asyncio.Task[object] | None] = (
+        asyncio.current_task
+    )
+else:
+    _task_of = _current_tasks.get
 
 
 def _trio_is_running() -> bool:
@@ -96,9 +101,7 @@ def _asyncio_task(why: str = _SOURCE_NEEDS_ASYNCIO) -> asyncio.Task[object]:
     """The asyncio task running us; ``TypeError`` (saying ``why``) under another event
     loop (trio), or outside any task."""
     loop = _get_running_loop()
-    if loop is None:
-        raise TypeError(why)
-    task = asyncio.current_task(loop) if _current_tasks is None else _current_tasks.get(loop)
+    task = None if loop is None else _task_of(loop)
     if task is None:
         raise TypeError(why)
     return task
@@ -415,7 +418,11 @@ class CourseModelStream:
             self._settle(self._aborted_by_signal(signal))
             await source.release()
             return None
-        task = _asyncio_task()
+        # ``_asyncio_task()`` inline: a call less per record.
+        loop = _get_running_loop()
+        task = None if loop is None else _task_of(loop)
+        if task is None:
+            raise TypeError(_SOURCE_NEEDS_ASYNCIO)
         if self._driver is not None:
             await self._follow_driver(task, source)
             return None

@@ -26,13 +26,13 @@ from ._parser import freeze_record
 from ._text import shorten
 from ._untrusted import MISSING, has_type_attribute, type_attribute, type_name
 
-__all__ = ["END", "GENERATOR_STEP", "PendingStep", "SourceFeed", "is_async_source"]
+__all__ = ["END", "PendingStep", "SourceFeed", "is_async_source"]
 
 # Cleanups scheduled by ``release_soon``: the loop keeps only weak references to tasks.
 _cleanups: set[asyncio.Task[None]] = set()
 
 END: Final = object()
-"""What ``SourceFeed.start_step`` and ``exhausted`` return once the source is done."""
+"""What ``SourceFeed.pull`` gives once the source is done."""
 
 _PASS_THROUGH: Final = (asyncio.CancelledError,)
 """What a source may raise and is not turned into ``PROVIDER_INVALID_FIXTURE``:
@@ -99,6 +99,17 @@ GENERATOR_STEP: Final = _step_type()
 """The type of an async generator's ``__anext__()`` step."""
 
 
+def _thrown_in(exc: GeneratorExit) -> bool:
+    """Whether ``exc`` was thrown into the consumer rather than raised by the source.
+
+    Closing a coroutine first closes the awaitable it waits on, then raises a fresh
+    ``GeneratorExit`` at its ``await``: no frame below ours is in the traceback. One
+    the source's own code raised passed through the source's frames.
+    """
+    traceback = exc.__traceback__
+    return traceback is None or traceback.tb_next is None
+
+
 def _text(exc: BaseException) -> str:
     """``str(exc)``, which is the source's own code and may itself fail."""
     try:
@@ -160,27 +171,19 @@ class SourceFeed:
             "stream waits for that step, so neither could ever finish"
         )
 
-    def start_step(self) -> object:
-        """Claim the source if need be and start its next step: an awaitable, or ``END``.
+    def pull(self) -> object:
+        """Claim the source if need be and start its next step, in the caller's frame.
 
-        Raises ``FixtureProviderError`` for a failing ``__aiter__`` or ``__anext__``, or
-        a step that is not awaitable. The stream awaits the step in its own frame (a
-        coroutine less per record), maps what it raises with ``exhausted`` and
-        ``failed``, and hands the record it gives to ``accept``.
+        Returns the frozen record when the step finished at once (most do), ``END``
+        once the source is done, or a coroutine to await in the caller's task, which
+        gives one of those two. Anything the source's code raises (and a bad record)
+        is ``FixtureProviderError``; ``CancelledError`` passes, for the stream to judge.
         """
         if self._iterator is None:
-            try:
-                iterator: AsyncIterator[object] = aiter(self._source)  # type: ignore[arg-type]
-            except _PASS_THROUGH:
-                raise
-            except BaseException as exc:
-                self._done = True
-                raise self.failed("in __aiter__", exc) from exc
-            self._iterator = iterator
-            self._loop = asyncio.get_running_loop()
+            self._claim()
         try:
             # The type's slot, as ``async for`` uses it: no metaclass is asked.
-            step = anext(self._iterator)
+            step = anext(self._iterator)  # type: ignore[arg-type]
         except StopAsyncIteration:
             self._done = True
             return END
@@ -188,24 +191,66 @@ class SourceFeed:
             raise
         except BaseException as exc:
             raise self.failed("in __anext__", exc) from exc
+        if type(step) is not GENERATOR_STEP:
+            return self._finish(self._awaitable(step))
+        try:
+            # Started here: one that waits is awaited through ``PendingStep``, so that
+            # closing the consumer cannot strand the generator.
+            waiting = step.send(None)  # type: ignore[attr-defined]
+        except StopIteration as done:
+            # ``_accept`` inline: a call less per record.
+            index = self._index
+            self._index = index + 1
+            return freeze_record(done.value, self._response_index, index)
+        except StopAsyncIteration:
+            self._done = True
+            return END
+        except _PASS_THROUGH:
+            raise
+        except BaseException as exc:  # even a GeneratorExit: nothing was thrown in yet
+            raise self.failed("while producing a record", exc) from exc
+        return self._finish(PendingStep(self, step, waiting))  # type: ignore[arg-type]
+
+    def _claim(self) -> None:
+        """Take the source's iterator, once, on the event loop that will clean it up."""
+        try:
+            iterator: AsyncIterator[object] = aiter(self._source)  # type: ignore[arg-type]
+        except _PASS_THROUGH:
+            raise
+        except BaseException as exc:
+            self._done = True
+            raise self.failed("in __aiter__", exc) from exc
+        self._iterator = iterator
+        self._loop = asyncio.get_running_loop()
+
+    def _awaitable(self, step: object) -> object:
+        """``step``, a step that is not an async generator's, if it can be awaited."""
         kind = type(step)
-        if (
-            kind is not _COROUTINE
-            and kind is not GENERATOR_STEP
-            and not has_type_attribute(kind, "__await__")
-        ):
+        if kind is not _COROUTINE and not has_type_attribute(kind, "__await__"):
             raise self._invalid(
                 f"The async record source's __anext__ returned {type_name(step)}, "
                 "which is not awaitable"
             )
         return step
 
-    def exhausted(self) -> object:
-        """The step raised ``StopAsyncIteration``: the source is done. Returns ``END``."""
-        self._done = True
-        return END
+    async def _finish(self, step: object) -> object:
+        """Await a step that did not finish at once: its frozen record, or ``END``."""
+        try:
+            record = await step  # type: ignore[misc]
+        except StopAsyncIteration:
+            self._done = True
+            return END
+        except GeneratorExit as exc:
+            if _thrown_in(exc):
+                raise
+            raise self.failed("while producing a record", exc) from exc
+        except _PASS_THROUGH:
+            raise
+        except BaseException as exc:
+            raise self.failed("while producing a record", exc) from exc
+        return self._accept(record)
 
-    def accept(self, record: object) -> object:
+    def _accept(self, record: object) -> object:
         """The frozen copy of the record a step gave."""
         index = self._index
         self._index = index + 1

@@ -39,15 +39,16 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections import deque
-from collections.abc import Coroutine
+from collections.abc import Callable
+from types import CoroutineType as _COROUTINE
 from types import TracebackType
-from typing import Final, cast
+from typing import Final
 
 from ._abort import AbortSignal, describe_reason
 from ._errors import FixtureProviderError, FixtureProviderErrorCode
 from ._model import CourseModelChunk, CourseModelResponse, CourseModelUsage
 from ._parser import ResponseParser, delay_of
-from ._source import END, GENERATOR_STEP, PendingStep, SourceFeed
+from ._source import END, SourceFeed
 
 __all__ = ["TURN_EVERY", "CourseModelStream"]
 
@@ -57,7 +58,16 @@ TURN_EVERY: Final = 1_000
 """A stream gives the event loop a turn at least once every this many records."""
 
 _get_running_loop = asyncio._get_running_loop
-_current_task = asyncio.current_task
+try:
+    # CPython 3.11's ``asyncio.current_task`` is Python code around this table (3.12 made
+    # it C): read straight from it, a source's step needs the task once per record.
+    from _asyncio import _current_tasks  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover  (3.14+, or no C accelerator)
+    _task_of: Callable[[asyncio.AbstractEventLoop], asyncio.Task[object] | None] = (
+        asyncio.current_task
+    )
+else:
+    _task_of = _current_tasks.get
 
 
 def _trio_is_running() -> bool:
@@ -90,24 +100,11 @@ _DELAY_NEEDS_ASYNCIO: Final = (
 def _asyncio_task(why: str = _SOURCE_NEEDS_ASYNCIO) -> asyncio.Task[object]:
     """The asyncio task running us; ``TypeError`` (saying ``why``) under another event
     loop (trio), or outside any task."""
-    try:
-        task = _current_task()
-    except RuntimeError:  # no running asyncio loop
-        task = None
+    loop = _get_running_loop()
+    task = None if loop is None else _task_of(loop)
     if task is None:
         raise TypeError(why)
     return task
-
-
-def _thrown_in(exc: GeneratorExit) -> bool:
-    """Whether ``exc`` was thrown into the consumer rather than raised by the source.
-
-    Closing a coroutine first closes the awaitable it waits on, then raises a fresh
-    ``GeneratorExit`` at its ``await``: no frame below ours is in the traceback. One
-    the source's own code raised passed through the source's frames.
-    """
-    traceback = exc.__traceback__
-    return traceback is None or traceback.tb_next is None
 
 
 class CourseModelStream:
@@ -421,16 +418,13 @@ class CourseModelStream:
             self._settle(self._aborted_by_signal(signal))
             await source.release()
             return None
-        task = _asyncio_task()
-        driver = self._driver
-        if driver is not None:
-            if driver is task:
-                # The source's own step awaits the stream it feeds: waiting here for
-                # that step would never end. It fails the stream instead.
-                error = source.reentered()
-                self._settle(error)
-                raise error
-            await self._wait_for_driver()
+        # ``_asyncio_task()`` inline: a call less per record.
+        loop = _get_running_loop()
+        task = None if loop is None else _task_of(loop)
+        if task is None:
+            raise TypeError(_SOURCE_NEEDS_ASYNCIO)
+        if self._driver is not None:
+            await self._follow_driver(task, source)
             return None
         if self._position >= self._next_turn:
             await self._turn()
@@ -440,43 +434,50 @@ class CourseModelStream:
         self._interrupting = False
         if signal is not None:
             signal._subscribe(self._on_abort)
-        interruption: BaseException | None = None
         record: object
         try:
-            # The step is awaited in this frame: a coroutine less per record.
-            record = source.start_step()
-            if record is not END:
-                try:
-                    if type(record) is GENERATOR_STEP:
-                        # Started here: most steps finish at once, and one that waits
-                        # is awaited so that closing this coroutine cannot strand it.
-                        step = cast("Coroutine[object, object, object]", record)
-                        try:
-                            record = PendingStep(source, step, step.send(None))
-                        except StopIteration as done:
-                            record = done.value
-                        else:
-                            record = await record
-                    else:
-                        record = await record  # type: ignore[misc]
-                except StopAsyncIteration:
-                    record = source.exhausted()
-                except GeneratorExit as exc:
-                    if _thrown_in(exc):
-                        raise
-                    raise source.failed("while producing a record", exc) from exc
-                except asyncio.CancelledError:  # judged below: ours, its task's, or its own
-                    raise
-                except BaseException as exc:
-                    raise source.failed("while producing a record", exc) from exc
-                else:
-                    record = source.accept(record)
+            record = source.pull()
+            if type(record) is _COROUTINE:  # the step waits: awaited in this frame
+                record = await record
         except FixtureProviderError as error:  # the source failed, or gave a bad record
             record = error
-        except BaseException as exc:  # judged below, once the step is over
-            interruption = exc
-            record = None
-        # The step is over, however it ended.
+        except BaseException as exc:  # judged once the step is over
+            self._end_step(task, signal)
+            await self._interrupted(exc, task, cancelling, source)
+            return None
+        self._end_step(task, signal)
+        if type(record) is FixtureProviderError:
+            self._settle(record)
+        elif self._outcome is None:
+            try:
+                if record is END:
+                    self._settle(self._parser.finish())
+                    return None
+                delay = delay_of(record) if self._source_waits else 0
+                if delay and not await self._wait(delay):
+                    await source.release()  # settled while it waited
+                    return None
+                index = self._position
+                self._position = index + 1
+                return self._parser.feed(record, index)
+            except FixtureProviderError as error:
+                self._settle(error)
+        # Settled: by this step's error, or while the step was pending.
+        await source.release()
+        return None
+
+    async def _follow_driver(self, task: asyncio.Task[object], source: SourceFeed) -> None:
+        """Another step is in flight: wait for it, unless it is this task's own."""
+        if self._driver is task:
+            # The source's own step awaits the stream it feeds: waiting here for that
+            # step would never end. It fails the stream instead.
+            error = source.reentered()
+            self._settle(error)
+            raise error
+        await self._wait_for_driver()
+
+    def _end_step(self, task: asyncio.Task[object], signal: AbortSignal | None) -> None:
+        """The step is over, however it ended."""
         self._driver = None
         if signal is not None:
             signal._unsubscribe(self._on_abort)
@@ -487,35 +488,23 @@ class CourseModelStream:
         if self._waiters:
             self._wake_waiters()
 
-        if interruption is not None:
-            if not isinstance(interruption, asyncio.CancelledError):
-                # The consumer's coroutine was closed.
-                await self._stop_for(interruption)
-                raise interruption
-            if task.cancelling() > cancelling:  # someone cancelled the consumer's task
-                await self._stop_for(interruption)
-                raise interruption
-            if not self._interrupting:  # not ours: the source raised it on its own
-                self._settle(source.failed("while producing a record", interruption))
-        elif type(record) is FixtureProviderError:
-            self._settle(record)
-        elif self._outcome is None:
-            try:
-                if record is not END:
-                    delay = delay_of(record) if self._source_waits else 0
-                    if delay and not await self._wait(delay):
-                        await source.release()  # settled while it waited
-                        return None
-                    index = self._position
-                    self._position = index + 1
-                    return self._parser.feed(record, index)
-                self._settle(self._parser.finish())
-                return None
-            except FixtureProviderError as error:
-                self._settle(error)
-        # Settled: by this step's error, or while the step was pending.
+    async def _interrupted(
+        self,
+        interruption: BaseException,
+        task: asyncio.Task[object],
+        cancelling: int,
+        source: SourceFeed,
+    ) -> None:
+        """Judge what interrupted a source's step: raise it, or settle the stream."""
+        if not isinstance(interruption, asyncio.CancelledError) or (
+            task.cancelling() > cancelling  # someone cancelled the consumer's task
+        ):
+            # The consumer's coroutine was closed, or its task cancelled.
+            await self._stop_for(interruption)
+            raise interruption
+        if not self._interrupting:  # not ours: the source raised it on its own
+            self._settle(source.failed("while producing a record", interruption))
         await source.release()
-        return None
 
     # -- stepping: a delay -----------------------------------------------------------------
 

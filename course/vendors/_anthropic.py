@@ -44,10 +44,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Final, NamedTuple, cast
+from typing import Final, NamedTuple
 
 from .._errors import FixtureProviderError
-from .._json import JsonObject, JsonValue, PlainJson, refreeze, thaw
+from .._json import JsonValue, PlainJson, refreeze, thaw
 from .._model import (
     CourseIncompleteToolCallBlock,
     CourseIncompleteToolCallChunk,
@@ -85,7 +85,17 @@ from ._recording import (
     quote,
 )
 from ._rendering import StreamRenderer, compact, error_words
-from ._requests import ReadRequest, RequestReadError, SentLog
+from ._requests import (
+    ReadRequest,
+    SentLog,
+    found,
+    frozen_object,
+    mistyped,
+    optional_object,
+    optional_string,
+    string_field,
+    unreadable,
+)
 from ._sse import format_event
 
 __all__ = [
@@ -942,7 +952,7 @@ def read_request(body: Mapping[str, PlainJson], request_id: str, sent: SentLog) 
     listed = body.get("messages")
     if listed is not None:
         if type(listed) is not list:
-            raise _unreadable("messages", f"the messages must be an array, got {_kind(listed)}")
+            raise unreadable("messages", f"the messages must be an array, got {_kind(listed)}")
         for index, message in enumerate(listed):
             place = f"messages[{index}]"
             read = _message(message, place)
@@ -952,52 +962,6 @@ def read_request(body: Mapping[str, PlainJson], request_id: str, sent: SentLog) 
     return ReadRequest(CourseModelRequest(request_id, tuple(messages), tools), tuple(places))
 
 
-def _unreadable(place: str, what: str) -> RequestReadError:
-    return RequestReadError(f"course read: {place}: {what}")
-
-
-def _found(owner: PlainObject, key: str) -> str:
-    """What ``owner`` holds at ``key``, for a message saying it is not what it should be."""
-    return f"got {_kind(owner[key])}" if key in owner else "none was given"
-
-
-def _string(owner: PlainObject, key: str, place: str, what: str) -> str:
-    """``owner[key]``, which must be a string; ``what`` names the owner in the message."""
-    value = owner.get(key)
-    if type(value) is not str:
-        raise _unreadable(f"{place}.{key}", f"{what} needs a string {key}, {_found(owner, key)}")
-    return value
-
-
-def _mistyped(owner: PlainObject, key: str, kind: str, place: str, what: str) -> RequestReadError:
-    """``owner[key]`` is present but not ``kind`` (``a string``, ...)."""
-    return _unreadable(f"{place}.{key}", f"{what}'s {key} must be {kind}, got {_kind(owner[key])}")
-
-
-def _optional_string(owner: PlainObject, key: str, place: str, what: str) -> str | None:
-    """``owner[key]``, a string, or ``None`` when absent or null."""
-    value = owner.get(key)
-    if value is None or type(value) is str:
-        return value
-    raise _mistyped(owner, key, "a string", place, what)
-
-
-def _optional_object(
-    owner: PlainObject, key: str, place: str, what: str
-) -> Mapping[str, JsonValue] | None:
-    """``owner[key]``, an object made read-only, or ``None`` when absent or null."""
-    value = owner.get(key)
-    if value is None:
-        return None
-    if type(value) is not dict:
-        raise _mistyped(owner, key, "an object", place, what)
-    return _frozen(value)
-
-
-def _frozen(value: PlainObject) -> Mapping[str, JsonValue]:
-    return cast(JsonObject, refreeze(value))
-
-
 def _system(system: PlainJson) -> tuple[CourseRequestBlock, ...]:
     """The system prompt's text blocks: a string is one (an empty one none)."""
     if system is None or system == "":
@@ -1005,7 +969,7 @@ def _system(system: PlainJson) -> tuple[CourseRequestBlock, ...]:
     if type(system) is str:
         return (CourseTextBlock(system),)
     if type(system) is not list:
-        raise _unreadable(
+        raise unreadable(
             "system",
             f"the system prompt must be a string or an array of text blocks, got {_kind(system)}",
         )
@@ -1013,32 +977,32 @@ def _system(system: PlainJson) -> tuple[CourseRequestBlock, ...]:
     for index, block in enumerate(system):
         place = f"system[{index}]"
         if type(block) is not dict:
-            raise _unreadable(place, f"a system block must be an object, got {_kind(block)}")
+            raise unreadable(place, f"a system block must be an object, got {_kind(block)}")
         kind = block.get("type")
         if kind != _TEXT:
-            shown = f"got {quote(kind)}" if type(kind) is str else _found(block, "type")
-            raise _unreadable(f"{place}.type", f"a system block must be a text block, {shown}")
-        blocks.append(CourseTextBlock(_string(block, "text", place, "a text block")))
+            shown = f"got {quote(kind)}" if type(kind) is str else found(block, "type")
+            raise unreadable(f"{place}.type", f"a system block must be a text block, {shown}")
+        blocks.append(CourseTextBlock(string_field(block, "text", place, "a text block")))
     return tuple(blocks)
 
 
 def _message(message: PlainJson, place: str) -> CourseRequestMessage:
     if type(message) is not dict:
-        raise _unreadable(place, f"a message must be an object, got {_kind(message)}")
-    word = _string(message, "role", place, "a message")
+        raise unreadable(place, f"a message must be an object, got {_kind(message)}")
+    word = string_field(message, "role", place, "a message")
     role = _ROLES.get(word)
     if role is None:
-        raise _unreadable(
+        raise unreadable(
             f"{place}.role", f"unknown role {quote(word)} (a message is 'user' or 'assistant')"
         )
     content = message.get("content")
     if type(content) is str:
         return CourseRequestMessage(role, (CourseTextBlock(content),))
     if type(content) is not list:
-        raise _unreadable(
+        raise unreadable(
             f"{place}.content",
             f"a message's content must be a string or an array of blocks, "
-            f"{_found(message, 'content')}",
+            f"{found(message, 'content')}",
         )
     blocks = tuple(_block(block, f"{place}.content[{i}]") for i, block in enumerate(content))
     return CourseRequestMessage(role, blocks)
@@ -1047,48 +1011,51 @@ def _message(message: PlainJson, place: str) -> CourseRequestMessage:
 def _block(block: PlainJson, place: str) -> CourseRequestBlock:
     """One content block of a message, by its ``type``."""
     if type(block) is not dict:
-        raise _unreadable(place, f"a content block must be an object, got {_kind(block)}")
-    kind = _string(block, "type", place, "a content block")
+        raise unreadable(place, f"a content block must be an object, got {_kind(block)}")
+    kind = string_field(block, "type", place, "a content block")
     if kind == _TEXT:
-        return CourseTextBlock(_string(block, "text", place, "a text block"))
+        return CourseTextBlock(string_field(block, "text", place, "a text block"))
     if kind == _TOOL_USE:
         what = "a tool_use block"
-        call_id, name = _string(block, "id", place, what), _string(block, "name", place, what)
-        arguments = _optional_object(block, "input", place, what)
+        call_id, name = (
+            string_field(block, "id", place, what),
+            string_field(block, "name", place, what),
+        )
+        arguments = optional_object(block, "input", place, what)
         return CourseToolCallBlock(call_id, name, _NO_ARGUMENTS if arguments is None else arguments)
     if kind == _THINKING:
         what = "a thinking block"
-        text = _string(block, "thinking", place, what)
-        return CourseThinkingBlock(text, _optional_string(block, "signature", place, what))
+        text = string_field(block, "thinking", place, what)
+        return CourseThinkingBlock(text, optional_string(block, "signature", place, what))
     if kind == _REDACTED_THINKING:
-        data = _string(block, "data", place, "a redacted_thinking block")
+        data = string_field(block, "data", place, "a redacted_thinking block")
         return CourseRedactedThinkingBlock(data)
     if kind == "tool_result":
         return _tool_result(block, place)
-    return CourseOtherBlock(kind, _frozen(block))  # image, document, server_tool_use, ...
+    return CourseOtherBlock(kind, frozen_object(block))  # image, document, server_tool_use, ...
 
 
-_NO_ARGUMENTS: Final = _frozen({})
+_NO_ARGUMENTS: Final = frozen_object({})
 
 
 def _tool_result(block: PlainObject, place: str) -> CourseToolResultBlock:
     """A ``tool_result`` block: its ``content`` a string, an array of blocks (kept as
     JSON) or absent (``None``); ``is_error`` false unless it says true."""
     what = "a tool_result block"
-    call_id = _string(block, "tool_use_id", place, what)
+    call_id = string_field(block, "tool_use_id", place, what)
     content = block.get("content")
     if type(content) is list:
         frozen: JsonValue = refreeze(content)
     elif content is None or type(content) is str:
         frozen = content
     else:
-        raise _unreadable(
+        raise unreadable(
             f"{place}.content",
             f"a tool_result's content must be a string or an array of blocks, got {_kind(content)}",
         )
     is_error = block.get("is_error")
     if is_error is not None and type(is_error) is not bool:
-        raise _mistyped(block, "is_error", "a boolean", place, what)
+        raise mistyped(block, "is_error", "a boolean", place, what)
     return CourseToolResultBlock(call_id, frozen, is_error is True)
 
 
@@ -1097,19 +1064,19 @@ def _tools(tools: PlainJson) -> tuple[CourseTool, ...]:
     if tools is None:
         return ()
     if type(tools) is not list:
-        raise _unreadable("tools", f"the tools must be an array, got {_kind(tools)}")
+        raise unreadable("tools", f"the tools must be an array, got {_kind(tools)}")
     found: list[CourseTool] = []
     for index, tool in enumerate(tools):
         place = f"tools[{index}]"
         if type(tool) is not dict:
-            raise _unreadable(place, f"a tool must be an object, got {_kind(tool)}")
-        kind = _optional_string(tool, "type", place, "a tool")
+            raise unreadable(place, f"a tool must be an object, got {_kind(tool)}")
+        kind = optional_string(tool, "type", place, "a tool")
         if kind is not None and kind != "custom":
             continue  # a server tool (web_search_20250305, bash_20250124, ...)
         what = "a client tool"
-        name = _string(tool, "name", place, what)
-        description = _optional_string(tool, "description", place, what)
+        name = string_field(tool, "name", place, what)
+        description = optional_string(tool, "description", place, what)
         found.append(
-            CourseTool(name, description, _optional_object(tool, "input_schema", place, what))
+            CourseTool(name, description, optional_object(tool, "input_schema", place, what))
         )
     return tuple(found)

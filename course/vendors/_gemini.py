@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Final, Literal, cast
 
 from .._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
-from .._json import JsonObject, JsonValue, PlainJson, refreeze, thaw
+from .._json import JsonValue, PlainJson, thaw
 from .._model import (
     CourseModelChunk,
     CourseModelRequest,
@@ -68,7 +68,17 @@ from ._recording import (
     quote,
 )
 from ._rendering import StreamRenderer, compact
-from ._requests import ReadRequest, RequestReadError, SentLog
+from ._requests import (
+    ReadRequest,
+    SentLog,
+    field_at,
+    frozen_object,
+    mistyped,
+    optional_object,
+    optional_string,
+    string_field,
+    unreadable,
+)
 from ._sse import format_event
 
 __all__ = [
@@ -909,7 +919,7 @@ def read_request(body: Mapping[str, PlainJson], request_id: str, sent: SentLog) 
     system = fields.get("systemInstruction")
     if system is not None:
         if type(system) is not dict:
-            raise _unreadable(
+            raise unreadable(
                 "systemInstruction",
                 f"a system instruction must be a Content object, got {_kind(system)}",
             )
@@ -919,7 +929,7 @@ def read_request(body: Mapping[str, PlainJson], request_id: str, sent: SentLog) 
     listed = fields.get("contents")
     if listed is not None:
         if type(listed) is not list:
-            raise _unreadable("contents", f"the contents must be an array, got {_kind(listed)}")
+            raise unreadable("contents", f"the contents must be an array, got {_kind(listed)}")
         read.extend(_content(content, f"contents[{i}]") for i, content in enumerate(listed))
     _read_ids([(role, items) for role, items, _ in read], sent)
     recognised: dict[int, str] = {}
@@ -931,14 +941,6 @@ def read_request(body: Mapping[str, PlainJson], request_id: str, sent: SentLog) 
     tools = _tools(fields.get("tools"))
     request = CourseModelRequest(request_id, messages, tools)
     return ReadRequest(request, places, recognised=recognised)
-
-
-def _unreadable(place: str, what: str) -> RequestReadError:
-    return RequestReadError(f"course read: {place}: {what}")
-
-
-def _at(place: str, key: str) -> str:
-    return f"{place}.{key}" if place else key
 
 
 def _fields(owner: PlainObject, place: str, *, part: bool = False) -> PlainObject:
@@ -953,8 +955,8 @@ def _fields(owner: PlainObject, place: str, *, part: bool = False) -> PlainObjec
         camel = _SNAKE.sub(lambda match: match.group(1).upper(), key)
         if camel in fields:
             if part or camel in _READ:
-                raise _unreadable(
-                    _at(place, camel),
+                raise unreadable(
+                    field_at(place, camel),
                     f"the field is given twice, as {quote(spelled[camel])} and {quote(key)}",
                 )
             continue
@@ -983,61 +985,19 @@ _READ: Final = frozenset(
 """The keys read from the objects other than parts."""
 
 
-def _found(owner: PlainObject, key: str) -> str:
-    """What ``owner`` holds at ``key``, for a message saying it is not what it should be."""
-    return f"got {_kind(owner[key])}" if key in owner else "none was given"
-
-
-def _string(owner: PlainObject, key: str, place: str, what: str) -> str:
-    """``owner[key]``, which must be a string; ``what`` names the owner in the message."""
-    value = owner.get(key)
-    if type(value) is not str:
-        raise _unreadable(_at(place, key), f"{what} needs a string {key}, {_found(owner, key)}")
-    return value
-
-
-def _mistyped(owner: PlainObject, key: str, kind: str, place: str, what: str) -> RequestReadError:
-    """``owner[key]`` is present but not ``kind`` (``a string``, ...)."""
-    return _unreadable(_at(place, key), f"{what}'s {key} must be {kind}, got {_kind(owner[key])}")
-
-
-def _optional_string(owner: PlainObject, key: str, place: str, what: str) -> str | None:
-    """``owner[key]``, a string, or ``None`` when absent or null."""
-    value = owner.get(key)
-    if value is None or type(value) is str:
-        return value
-    raise _mistyped(owner, key, "a string", place, what)
-
-
-def _optional_object(
-    owner: PlainObject, key: str, place: str, what: str
-) -> Mapping[str, JsonValue] | None:
-    """``owner[key]``, an object made read-only, or ``None`` when absent or null."""
-    value = owner.get(key)
-    if value is None:
-        return None
-    if type(value) is not dict:
-        raise _mistyped(owner, key, "an object", place, what)
-    return _frozen(value)
-
-
-def _frozen(value: PlainObject) -> Mapping[str, JsonValue]:
-    return cast(JsonObject, refreeze(value))
-
-
-_NO_ARGUMENTS: Final = _frozen({})
+_NO_ARGUMENTS: Final = frozen_object({})
 
 
 def _content(content: PlainJson, place: str) -> tuple[CourseRequestRole, list[_Item], str]:
     """One of ``contents``: its role (none or ``""``: ``user``, as Gemini reads it) and
     its parts."""
     if type(content) is not dict:
-        raise _unreadable(place, f"a content must be an object, got {_kind(content)}")
+        raise unreadable(place, f"a content must be an object, got {_kind(content)}")
     fields = _fields(content, place)
-    word = _optional_string(fields, "role", place, "a content")
+    word = optional_string(fields, "role", place, "a content")
     role = _ROLES.get(word or "user")
     if role is None:
-        raise _unreadable(
+        raise unreadable(
             f"{place}.role",
             f"unknown role {quote(cast(str, word))} (a content is 'user', 'model', 'function' "
             "or 'tool')",
@@ -1051,7 +1011,7 @@ def _parts(content: PlainObject, place: str) -> list[_Item]:
     if parts is None:
         return []
     if type(parts) is not list:
-        raise _unreadable(
+        raise unreadable(
             f"{place}.parts", f"a content's parts must be an array, got {_kind(parts)}"
         )
     items: list[_Item] = []
@@ -1065,21 +1025,21 @@ def _part(part: PlainJson, place: str) -> tuple[_Item, ...]:
     block (its text, empty or none); a signed text that is no thought is its text, then
     the signature alone, as import reads it."""
     if type(part) is not dict:
-        raise _unreadable(place, f"a part must be an object, got {_kind(part)}")
+        raise unreadable(place, f"a part must be an object, got {_kind(part)}")
     fields = _fields(part, place, part=True)
     payload = [key for key in fields if key not in _PART_METADATA]
-    signature = _optional_string(fields, "thoughtSignature", place, "a part")
+    signature = optional_string(fields, "thoughtSignature", place, "a part")
     thought = fields.get("thought")
     if thought is not None and type(thought) is not bool:
-        raise _mistyped(fields, "thought", "a boolean", place, "a part")
+        raise mistyped(fields, "thought", "a boolean", place, "a part")
     if not payload and (thought or signature is not None):
         return (CourseThinkingBlock("", signature),)  # a signature alone, as Gemini sends it
     if len(payload) != 1:
         shown = ", ".join(quote(key) for key in payload) if payload else "none"
-        raise _unreadable(place, f"a part holds exactly one kind of data, got {shown}")
+        raise unreadable(place, f"a part holds exactly one kind of data, got {shown}")
     kind = payload[0]
     if kind == "text":
-        text = _string(fields, "text", place, "a text part")
+        text = string_field(fields, "text", place, "a text part")
         if thought:
             return (CourseThinkingBlock(text, signature),)
         if signature is None:
@@ -1088,27 +1048,29 @@ def _part(part: PlainJson, place: str) -> tuple[_Item, ...]:
     if kind in ("functionCall", "functionResponse"):
         value = fields[kind]
         if type(value) is not dict:
-            raise _mistyped(fields, kind, "an object", place, "a part")
+            raise mistyped(fields, kind, "an object", place, "a part")
         inner = f"{place}.{kind}"
         if kind == "functionCall":
             return (_call(_fields(value, inner), inner, signature),)
         return (_answer(_fields(value, inner), inner),)
-    return (CourseOtherBlock(kind, _frozen(part)),)  # inlineData, fileData, executableCode, ...
+    return (
+        CourseOtherBlock(kind, frozen_object(part)),
+    )  # inlineData, fileData, executableCode, ...
 
 
 def _call(call: PlainObject, place: str, signature: str | None) -> _Call:
     what = "a functionCall"
-    name = _string(call, "name", place, what)
-    args = _optional_object(call, "args", place, what)
-    call_id = _optional_string(call, "id", place, what)
+    name = string_field(call, "name", place, what)
+    args = optional_object(call, "args", place, what)
+    call_id = optional_string(call, "id", place, what)
     return _Call(name, _NO_ARGUMENTS if args is None else args, call_id, signature)
 
 
 def _answer(answer: PlainObject, place: str) -> _Answer:
     what = "a functionResponse"
-    name = _string(answer, "name", place, what)
-    response = _optional_object(answer, "response", place, what)
-    return _Answer(name, response, _optional_string(answer, "id", place, what))
+    name = string_field(answer, "name", place, what)
+    response = optional_object(answer, "response", place, what)
+    return _Answer(name, response, optional_string(answer, "id", place, what))
 
 
 def _block(item: _Item, recognised: dict[int, str]) -> CourseRequestBlock:
@@ -1273,17 +1235,17 @@ def _tools(tools: PlainJson) -> tuple[CourseTool, ...]:
     if tools is None:
         return ()
     if type(tools) is not list:
-        raise _unreadable("tools", f"the tools must be an array, got {_kind(tools)}")
+        raise unreadable("tools", f"the tools must be an array, got {_kind(tools)}")
     found: list[CourseTool] = []
     for index, tool in enumerate(tools):
         place = f"tools[{index}]"
         if type(tool) is not dict:
-            raise _unreadable(place, f"a tool must be an object, got {_kind(tool)}")
+            raise unreadable(place, f"a tool must be an object, got {_kind(tool)}")
         declarations = _fields(tool, place).get("functionDeclarations")
         if declarations is None:
             continue
         if type(declarations) is not list:
-            raise _unreadable(
+            raise unreadable(
                 f"{place}.functionDeclarations",
                 f"a tool's functionDeclarations must be an array, got {_kind(declarations)}",
             )
@@ -1295,14 +1257,14 @@ def _tools(tools: PlainJson) -> tuple[CourseTool, ...]:
 def _declaration(declaration: PlainJson, place: str) -> CourseTool:
     """A function declaration: its ``parametersJsonSchema``, else its ``parameters``."""
     if type(declaration) is not dict:
-        raise _unreadable(
+        raise unreadable(
             place, f"a function declaration must be an object, got {_kind(declaration)}"
         )
     fields = _fields(declaration, place)
     what = "a function declaration"
-    name = _string(fields, "name", place, what)
-    description = _optional_string(fields, "description", place, what)
-    schema = _optional_object(fields, "parametersJsonSchema", place, what)
+    name = string_field(fields, "name", place, what)
+    description = optional_string(fields, "description", place, what)
+    schema = optional_object(fields, "parametersJsonSchema", place, what)
     if schema is None:
-        schema = _optional_object(fields, "parameters", place, what)
+        schema = optional_object(fields, "parameters", place, what)
     return CourseTool(name, description, schema)

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, cast
 
-from .._json import JsonValue, PlainJson
+from .._json import JsonObject, JsonValue, PlainJson, refreeze
 from .._model import (
     CourseContentBlock,
     CourseModelRequest,
@@ -23,6 +23,7 @@ from .._model import (
     CourseRequestMessage,
     CourseToolCallBlock,
 )
+from ._recording import PlainObject, _kind
 
 __all__ = [
     "ReadRequest",
@@ -31,6 +32,14 @@ __all__ = [
     "SentLog",
     "SentResponse",
     "ServedCall",
+    "field_at",
+    "found",
+    "frozen_object",
+    "mistyped",
+    "optional_object",
+    "optional_string",
+    "string_field",
+    "unreadable",
 ]
 
 
@@ -170,3 +179,61 @@ class ServedCall:
     problems: tuple[str, ...] = ()
     """What the checks found, in check order, each starting ``course check N:`` or
     ``course read:``; a refused call's 400 says the first."""
+
+
+# -- reading a request's fields (the Anthropic and Gemini readers) -------------------------
+
+
+def unreadable(place: str, what: str) -> RequestReadError:
+    """The read problem ``course read: <place>: <what>``."""
+    return RequestReadError(f"course read: {place}: {what}")
+
+
+def field_at(place: str, key: str) -> str:
+    """The place of ``key`` in the object at ``place`` (``""``: the body)."""
+    return f"{place}.{key}" if place else key
+
+
+def found(owner: PlainObject, key: str) -> str:
+    """What ``owner`` holds at ``key``, for a message saying it is not what it should be."""
+    return f"got {_kind(owner[key])}" if key in owner else "none was given"
+
+
+def string_field(owner: PlainObject, key: str, place: str, what: str) -> str:
+    """``owner[key]``, which must be a string; ``what`` names the owner in the message."""
+    value = owner.get(key)
+    if type(value) is not str:
+        raise unreadable(field_at(place, key), f"{what} needs a string {key}, {found(owner, key)}")
+    return value
+
+
+def mistyped(owner: PlainObject, key: str, kind: str, place: str, what: str) -> RequestReadError:
+    """``owner[key]`` is present but not ``kind`` (``a string``, ...)."""
+    return unreadable(
+        field_at(place, key), f"{what}'s {key} must be {kind}, got {_kind(owner[key])}"
+    )
+
+
+def optional_string(owner: PlainObject, key: str, place: str, what: str) -> str | None:
+    """``owner[key]``, a string, or ``None`` when absent or null."""
+    value = owner.get(key)
+    if value is None or type(value) is str:
+        return value
+    raise mistyped(owner, key, "a string", place, what)
+
+
+def optional_object(
+    owner: PlainObject, key: str, place: str, what: str
+) -> Mapping[str, JsonValue] | None:
+    """``owner[key]``, an object made read-only, or ``None`` when absent or null."""
+    value = owner.get(key)
+    if value is None:
+        return None
+    if type(value) is not dict:
+        raise mistyped(owner, key, "an object", place, what)
+    return frozen_object(value)
+
+
+def frozen_object(value: PlainObject) -> Mapping[str, JsonValue]:
+    """A plain JSON object, read-only."""
+    return cast(JsonObject, refreeze(value))

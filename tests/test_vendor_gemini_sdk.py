@@ -2,7 +2,8 @@
 signed tool call then the answer, sync and async (over httpx, as without aiohttp, and
 over aiohttp, which the SDK takes when it is installed), streaming and not, automatic
 function calling off and on; every API version, thinking, MAX_TOKENS, SAFETY, a blocked
-prompt, errors with their status."""
+prompt, errors with their status; and through the recorder, then ``serve`` of what it
+wrote."""
 
 from __future__ import annotations
 
@@ -78,11 +79,6 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-def aiohttp_transport() -> Any:
-    pytest.importorskip("aiohttp", reason="needs aiohttp (the dev extra installs it)")
-    return "aiohttp"
-
-
 TRANSPORTS: Final = [
     "sync",
     "async-httpx",
@@ -136,7 +132,7 @@ def test_a_signed_tool_call_then_the_answer(
     transport: str, streaming: bool, automatic: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if transport == "async-aiohttp":
-        aiohttp_transport()
+        pytest.importorskip("aiohttp", reason="needs aiohttp (the dev extra installs it)")
     elif transport == "async-httpx":  # what the SDK does when aiohttp is not installed
         monkeypatch.setattr(_api_client, "has_aiohttp", False)
     config = types.GenerateContentConfig(

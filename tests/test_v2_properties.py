@@ -25,8 +25,9 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
-from hypothesis import HealthCheck, Phase, assume, event, find, given, settings
+from hypothesis import HealthCheck, Phase, assume, event, example, find, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
@@ -618,8 +619,29 @@ def _serialisable(fixture: object) -> bool:
     return True
 
 
+_ONE_GOOD_BESIDE_A_BROKEN: Final = {
+    "schemaVersion": 2,
+    "responses": [
+        {},
+        {
+            "records": [
+                {"type": "response_start", "responseId": "r-1", "role": "assistant"},
+                {"type": "text_delta", "text": "hi"},
+                {
+                    "type": "response_end",
+                    "responseId": "r-1",
+                    "stopReason": "stop",
+                    "usage": {"inputTokens": 0, "outputTokens": 0},
+                },
+            ]
+        },
+    ],
+}
+
+
 @settings(max_examples=EXAMPLES // 2)
 @given(st.one_of(mutated_fixtures_v2(any_delays), valid_fixtures_v2(any_delays)))
+@example(_ONE_GOOD_BESIDE_A_BROKEN)
 def test_validate_judges_every_response_as_the_oracle_does_and_never_sleeps(
     fixture: object,
 ) -> None:
@@ -628,7 +650,10 @@ def test_validate_judges_every_response_as_the_oracle_does_and_never_sleeps(
         status, findings, waited = _validate(fixture, Path(directory))
     predictions = predict_fixture(copy.deepcopy(fixture), [f"validate-{n}" for n in range(99)])
     if predictions is None:
-        assert status != 0 and findings and all(f["status"] != "ok" for f in findings)
+        # Not a whole fixture: every response still gets its line, and one broken
+        # response never hides the others (README, validate), so one that is fine on
+        # its own may be ok beside it (CI drew `responses: [{}, <a valid response>]`).
+        assert status == 2 and findings and any(f["status"] != "ok" for f in findings)
         assert waited == 0, f"validate slept {waited} s (virtual) through delays"
         return
     assert [f["response"] for f in findings] == list(range(len(predictions)))

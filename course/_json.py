@@ -39,6 +39,7 @@ __all__ = [
     "PlainJson",
     "adopt_array",
     "adopt_object",
+    "copied",
     "freeze",
     "members",
     "new_memo",
@@ -238,6 +239,15 @@ and again, while a large fixture is copied."""
 def new_memo() -> Memo:
     """An empty ``Memo``."""
     return ({}, {})
+
+
+def copied(memo: Memo, value: object) -> JsonValue | None:
+    """The copy a walk with ``memo`` made of the container ``value``, else ``None``.
+
+    The memo is by ``id``: ask only while every container that walk copied still lives
+    (the value walked is held), so that no other container can have one's ``id``."""
+    known = memo[0].get(id(value))
+    return None if known is _OPEN else known
 
 
 # With ``plain_root``, a root object of at most this many members is copied afresh each
@@ -533,15 +543,16 @@ def _item(item: object, key: object, trusted: bool) -> object:
     return item
 
 
-def refreeze(value: PlainJson | JsonValue) -> JsonValue:
+def refreeze(value: PlainJson | JsonValue, memo: Memo | None = None) -> JsonValue:
     """The read-only form of trusted plain JSON (from ``thaw``, or built by hand).
 
     Takes ``dict`` and ``list`` (and ``tuple``), JSON scalars, and read-only values
     already frozen, by exact type. Sharing is kept; iterative, so depth is never a
-    ``RecursionError``. Anything else, a cycle included, is a ``TypeError``.
+    ``RecursionError``. Anything else, a cycle included, is a ``TypeError``. ``memo``
+    keeps what was copied (see ``copied``).
     """
     try:
-        return cast(JsonValue, freeze(value, new_memo(), 0, True, False))
+        return cast(JsonValue, freeze(value, new_memo() if memo is None else memo, 0, True, False))
     except NotPlainJson as problem:
         at = pointer(*problem.parts)
         raise TypeError(f"Not plain JSON{f' at {at}' if at else ''}: {problem.message}") from None

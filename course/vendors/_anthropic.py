@@ -47,7 +47,7 @@ from collections.abc import Callable, Mapping
 from typing import Final, NamedTuple
 
 from .._errors import FixtureProviderError
-from .._json import JsonValue, PlainJson, refreeze, thaw
+from .._json import JsonValue, PlainJson, thaw
 from .._model import (
     CourseIncompleteToolCallBlock,
     CourseIncompleteToolCallChunk,
@@ -89,6 +89,7 @@ from ._requests import (
     ReadRequest,
     SentLog,
     found,
+    frozen_json,
     frozen_object,
     mistyped,
     optional_object,
@@ -1045,7 +1046,7 @@ def _tool_result(block: PlainObject, place: str) -> CourseToolResultBlock:
     call_id = string_field(block, "tool_use_id", place, what)
     content = block.get("content")
     if type(content) is list:
-        frozen: JsonValue = refreeze(content)
+        frozen: JsonValue = frozen_json(content)
     elif content is None or type(content) is str:
         frozen = content
     else:

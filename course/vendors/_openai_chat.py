@@ -37,10 +37,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Final, NamedTuple, cast
+from typing import Final, NamedTuple
 
 from .._errors import FixtureProviderError
-from .._json import JsonValue, PlainJson, refreeze, thaw
+from .._json import JsonValue, PlainJson, thaw
 from .._json_text import JsonSyntaxError, loads
 from .._model import (
     CourseIncompleteToolCallBlock,
@@ -75,7 +75,7 @@ from ._recording import (
     quote,
 )
 from ._rendering import StreamRenderer, compact, error_words
-from ._requests import ReadRequest, RequestReadError, SentLog
+from ._requests import ReadRequest, RequestReadError, SentLog, frozen_json, frozen_object
 from ._sse import format_event
 
 __all__ = [
@@ -799,7 +799,7 @@ def at(place: str, key: str) -> str:
 
 def frozen(value: dict[str, PlainJson]) -> Mapping[str, JsonValue]:
     """A wire object in the read-only form a block keeps."""
-    return cast("Mapping[str, JsonValue]", refreeze(value))
+    return frozen_object(value)
 
 
 def listed(owner: Mapping[str, PlainJson], key: str, place: str) -> list[PlainJson]:
@@ -938,7 +938,7 @@ def _message(message: dict[str, PlainJson], place: str) -> CourseRequestMessage:
         raise read_problem(at(place, "role"), f"unknown role {quote(given)}")
     if role == "tool":
         call_id = string(message, "tool_call_id", place, "a tool message")
-        result = CourseToolResultBlock(call_id, refreeze(message.get("content")))
+        result = CourseToolResultBlock(call_id, frozen_json(message.get("content")))
         return CourseRequestMessage("tool", (result,))
     blocks = content_blocks(message.get("content"), at(place, "content"), _TEXT_PARTS)
     if role == "assistant":

@@ -65,7 +65,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Final, NamedTuple, TypeAlias, cast
 
 from .._errors import FixtureProviderError
-from .._json import PlainJson, refreeze, thaw
+from .._json import PlainJson, thaw
 from .._model import (
     CourseIncompleteToolCallBlock,
     CourseIncompleteToolCallChunk,
@@ -114,7 +114,7 @@ from ._recording import (
     quote,
 )
 from ._rendering import StreamRenderer, compact, error_words
-from ._requests import ReadRequest, RequestReadError, SentLog
+from ._requests import ReadRequest, RequestReadError, SentLog, frozen_json
 from ._sse import format_event
 
 __all__ = [
@@ -1000,7 +1000,7 @@ def _item(item: dict[str, PlainJson], place: str, sent: SentLog, messages: _Mess
                 "a function_call_output item needs a string or an array of parts output, "
                 f"got {_kind(output)}",
             )
-        messages.add("tool", (CourseToolResultBlock(call_id, refreeze(output)),), place)
+        messages.add("tool", (CourseToolResultBlock(call_id, frozen_json(output)),), place)
     elif kind == _ITEM_REFERENCE:
         blocks = sent.item(string(item, "id", place, "an item_reference"))
         if blocks is None:  # an item this server never sent, kept as it came

@@ -12,10 +12,11 @@ readers consult where the wire points at it (a Responses ``previous_response_id`
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Protocol, cast
+from typing import Final, Protocol, cast
 
-from .._json import JsonObject, JsonValue, PlainJson, refreeze
+from .._json import JsonObject, JsonValue, Memo, PlainJson, copied, refreeze
 from .._model import (
     CourseContentBlock,
     CourseModelRequest,
@@ -34,10 +35,12 @@ __all__ = [
     "ServedCall",
     "field_at",
     "found",
+    "frozen_json",
     "frozen_object",
     "mistyped",
     "optional_object",
     "optional_string",
+    "read_body",
     "string_field",
     "unreadable",
 ]
@@ -235,5 +238,38 @@ def optional_object(
 
 
 def frozen_object(value: PlainObject) -> Mapping[str, JsonValue]:
-    """A plain JSON object, read-only."""
-    return cast(JsonObject, refreeze(value))
+    """A plain JSON object of the body, read-only (see ``frozen_json``)."""
+    return cast(JsonObject, frozen_json(value))
+
+
+def frozen_json(value: PlainJson) -> JsonValue:
+    """A plain JSON value, read-only: within ``read_body``, when it is a part of the
+    body, the copy the server already made of it, so nothing is frozen twice (the body
+    is held while it is read, so ``copied`` may be asked of anything)."""
+    copies = _BODY_COPIES.get()
+    if copies is not None and type(value) in (dict, list):
+        known = copied(copies, value)
+        if known is not None:
+            return known
+    return refreeze(value)
+
+
+_BODY_COPIES: Final[ContextVar[Memo | None]] = ContextVar("course_body_copies", default=None)
+"""While a reader runs under ``read_body``: the memo of the body's read-only copy."""
+
+
+def read_body(
+    reader: ReadRequestFunction,
+    body: Mapping[str, PlainJson],
+    request_id: str,
+    sent: SentLog,
+    copies: Memo,
+) -> ReadRequest:
+    """``reader`` on ``body``, whose read-only copy was made with ``copies``: what the
+    reader keeps of the body (arguments, results, other blocks) is taken from that copy
+    instead of being frozen again (about a third of reading a tool loop's history)."""
+    token = _BODY_COPIES.set(copies)
+    try:
+        return reader(body, request_id, sent)
+    finally:
+        _BODY_COPIES.reset(token)

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 from .._abort import AbortController
 from .._adapter import FixtureProviderAdapter
 from .._errors import FixtureProviderError, FixtureProviderErrorCode
-from .._json import JsonValue, PlainJson, refreeze
+from .._json import JsonValue, Memo, PlainJson, new_memo, refreeze
 from .._json_text import JsonSyntaxError, loads
 from .._model import CourseModelRequest, CourseModelResponse
 from .._stream import CourseModelStream
@@ -61,6 +61,7 @@ from ._requests import (
     SentLog,
     SentResponse,
     ServedCall,
+    read_body,
 )
 
 if TYPE_CHECKING:
@@ -385,8 +386,9 @@ class FixtureApp:
         with the adapter's next response. The recording proxy forwards it instead."""
         path = _route_path(scope)
         line = f"POST {_shown(path)}"
-        frozen = cast("Mapping[str, JsonValue]", refreeze(request))
-        read, problems, refusal = self._read(format, request, answer.id)
+        copies = new_memo()  # the body's copy, which the reader then takes from
+        frozen = cast("Mapping[str, JsonValue]", refreeze(request, copies))
+        read, problems, refusal = self._read(format, request, answer.id, copies)
         if refusal is not None:
             self._calls.append(ServedCall(format, path, frozen, _request_of(read), None, problems))
             await answer.refuse(400, problems[0], code=refusal.code, param=refusal.param)
@@ -422,14 +424,20 @@ class FixtureApp:
             self._remember(format, read, stream, renderer)
 
     def _read(
-        self, format: str, request: dict[str, PlainJson], request_id: str
+        self,
+        format: str,
+        request: dict[str, PlainJson],
+        request_id: str,
+        copies: Memo | None = None,
     ) -> tuple[ReadRequest | None, tuple[str, ...], RequestReadError | None]:
         """``request`` read in ``format``'s vocabulary and checked against what this
         server sent: the reading (``None``: unreadable), its problems, and the error that
         refuses it (the read error, or the first failed check), if one does."""
         try:
             reader = cast("ReadRequestFunction", FORMATS[format].read_request)
-            read = reader(request, request_id, self._sent)
+            read = read_body(
+                reader, request, request_id, self._sent, new_memo() if copies is None else copies
+            )
         except RequestReadError as error:
             return None, (error.problem,), error if self.check_requests else None
         if not self.check_requests:

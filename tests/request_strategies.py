@@ -51,6 +51,12 @@ def _places(value: Any, found: list[tuple[Any, Any]]) -> None:
             _places(item, found)
 
 
+def _fresh(draw: st.DrawFn) -> Any:
+    """An odd value of its own: ``odd_values`` samples shared ``[]`` and ``{}``, which a
+    later mutation would change for every draw after it (and nest in themselves)."""
+    return copy.deepcopy(draw(odd_values))
+
+
 @st.composite
 def mutated(draw: st.DrawFn, body: dict[str, Any], max_mutations: int = 3) -> dict[str, Any]:
     """``body`` (copied) with one to ``max_mutations`` mutations at places drawn."""
@@ -59,17 +65,17 @@ def mutated(draw: st.DrawFn, body: dict[str, Any], max_mutations: int = 3) -> di
         places: list[tuple[Any, Any]] = []
         _places(body, places)
         if not places:
-            body[draw(st.text(max_size=4))] = draw(odd_values)
+            body[draw(st.text(max_size=4))] = _fresh(draw)
             continue
         owner, key = draw(st.sampled_from(places))
         action = draw(st.sampled_from(["retype", "drop", "add", "repeat"]))
         if action == "retype":
-            owner[key] = draw(odd_values)
+            owner[key] = _fresh(draw)
         elif action == "drop":
             del owner[key]
         elif action == "add" and type(owner) is dict:
-            owner[draw(st.sampled_from(["type", "id", "role", "text", "extra", "x_y"]))] = draw(
-                odd_values
+            owner[draw(st.sampled_from(["type", "id", "role", "text", "extra", "x_y"]))] = _fresh(
+                draw
             )
         elif type(owner) is list:
             owner.insert(key, copy.deepcopy(owner[key]))

@@ -153,7 +153,7 @@ odd_values = st.one_of(
             ["r-1"],
             {"inputTokens": 1, "outputTokens": 1},
         ]
-    ),
+    ).map(copy.deepcopy),  # a container of its own each draw: a later mutation may change it
     json_values,
 )
 """Values for retyped fields: every type, and the values the rules compare against."""

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Final, Literal, cast
 
 from .._errors import FixtureProviderError, FixtureProviderErrorCode, pointer
-from .._json import JsonValue, PlainJson, thaw
+from .._json import JsonArray, JsonObject, JsonValue, PlainJson, thaw
 from .._model import (
     CourseModelChunk,
     CourseModelRequest,
@@ -1217,12 +1217,14 @@ def _matched(calls: list[_Call], keys: list[object], pool: list[_Sent]) -> list[
 def _json_key(value: JsonValue) -> object:
     """A hashable key equal for equal JSON values: numbers by value (``1`` is ``1.0``),
     ``true`` and ``false`` only themselves, objects whatever their key order."""
-    if type(value) is bool:
+    kind = type(value)
+    if kind is bool:
         return ("bool", value)
-    if isinstance(value, Mapping):
-        return ("object", frozenset((key, _json_key(item)) for key, item in value.items()))
-    if isinstance(value, tuple):
-        return ("array", tuple(_json_key(item) for item in value))
+    if kind is JsonObject:  # exact types: an ABC check costs a third
+        items = cast("Mapping[str, JsonValue]", value).items()
+        return ("object", frozenset([(key, _json_key(item)) for key, item in items]))
+    if kind is JsonArray or kind is tuple:
+        return ("array", tuple([_json_key(item) for item in cast("tuple[JsonValue]", value)]))
     return value  # a number (1 == 1.0, with the same hash), a string or null
 
 

@@ -92,7 +92,7 @@ def _turns(history: list[_Placed]) -> list[_Placed]:
 
 def _placed(read: ReadRequest) -> Iterator[_Placed]:
     for message in read.history:
-        yield message, (read.history_place,) * len(message.content)
+        yield message, ("previous_response_id",) * len(message.content)
     yield from zip(read.messages, read.places, strict=True)
 
 

@@ -103,6 +103,7 @@ from ._openai_chat import (
     string,
     tool_call,
 )
+from ._openai_chat import read_error_body as chat_error_body
 from ._recording import (
     Event,
     Path,
@@ -197,18 +198,11 @@ def fits_whole(body: PlainObject) -> bool:
 
 
 def read_error_body(body: PlainObject) -> tuple[str, str | None] | None:
-    """The message and code of an HTTP error body, ``{"error": {"message": M, "code": C,
-    "type": T}}`` (the code, else the type); ``None`` for a body of another shape."""
-    error = body.get("error")
-    if body.get("object") == _RESPONSE_OBJECT or type(error) is not dict:
+    """The message and code of an HTTP error body: OpenAI's, as Chat reads it; ``None``
+    for a ``response`` object (a failed response carries an ``error`` too)."""
+    if body.get("object") == _RESPONSE_OBJECT:
         return None
-    message = error.get("message")
-    if type(message) is not str:
-        return None
-    code = error.get("code")
-    if type(code) is not str:
-        code = error.get("type")
-    return message, code if type(code) is str else None
+    return chat_error_body(body)
 
 
 def _asks_the_client(kind: str, item: PlainObject) -> bool:

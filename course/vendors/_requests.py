@@ -78,8 +78,7 @@ class ReadRequest:
     history: tuple[CourseRequestMessage, ...] = ()
     """Messages the request carries by reference, before its own (a Responses
     ``previous_response_id``: that response's history, then its output); checked as
-    history, each of their blocks placed at ``history_place``."""
-    history_place: str = "previous_response_id"
+    history, each of their blocks placed at ``previous_response_id``."""
     checked: bool = True
     """``False`` when the request's history is not all at hand (a Responses
     ``conversation``): nothing is checked."""
@@ -160,9 +159,6 @@ class SentLog:
     def recent(self) -> Iterator[SentResponse]:
         """Every response sent, the most recent first."""
         return reversed(self._order)
-
-    def __len__(self) -> int:
-        return len(self._order)
 
 
 @dataclass(frozen=True, slots=True)
